@@ -1,0 +1,34 @@
+"""The error hierarchy: every bad input raises a subclass of `SlidingPolicyError`."""
+
+from __future__ import annotations
+
+
+class SlidingPolicyError(ValueError):
+    """Root of every error this package raises on bad input."""
+
+
+class InvalidRecordError(SlidingPolicyError):
+    """A record field holds a value the record cannot hold; the message names both."""
+
+    def __init__(self, record: str, field: str, problem: str) -> None:
+        super().__init__(f"{record}: {field} {problem}")
+        self.record = record
+        self.field = field
+
+
+class UnknownNameError(SlidingPolicyError):
+    """A name (policy, hardware, model, workload) is not registered; the message lists the known ones."""
+
+    def __init__(self, kind: str, name: str, known: list[str] | tuple[str, ...]) -> None:
+        super().__init__(f"unknown {kind} {name!r}; known: {', '.join(sorted(known))}")
+        self.kind = kind
+        self.name = name
+        self.known = tuple(sorted(known))
+
+
+class PredictorFormatError(SlidingPolicyError):
+    """A saved predictor is malformed or of another format version."""
+
+
+class TraceFormatError(SlidingPolicyError):
+    """A trace file is malformed; the message gives file:line and the accepted formats."""

@@ -1,0 +1,227 @@
+"""A latency model from measured per-operator timings (Vidur's profiling CSV), attention from
+the roofline.
+
+Vidur (microsoft/vidur, data/profiling) times every non-attention operator of a model for a
+grid of token counts and tensor-parallel degrees; columns ``time_stats.<op>.{min,max,mean,
+median,std}`` in ms, ``num_tokens``, ``num_tensor_parallel_workers``, and the model shape
+(``n_head``, ``n_kv_head``, ``n_embd``, ``n_expanded_embd``, ``vocab_size``).
+
+What we sum, following Vidur's ``ExecutionTime`` (vidur/entities/execution_time.py):
+
+- per layer, once each: ``input_layernorm``, ``attn_pre_proj``, ``attn_rope``,
+  ``attn_post_proj``, ``post_attention_layernorm``, ``mlp_up_proj``, ``mlp_act``,
+  ``mlp_down_proj``, ``add``; times the number of layers;
+- once per iteration: ``emb`` when the file has it (Vidur leaves it out; it is measured, so we
+  count it).
+
+We take the median of each operator, average rows that repeat a (num_tokens, tp) pair, and
+make the sum non-decreasing in tokens (running maximum over the grid) so that more tokens never
+take less time. Between grid points we interpolate linearly; past the last one we extend the
+last segment. Attention, the tensor-parallel all-reduces, the LM head and the per-iteration
+overhead come from the roofline model, which also gives the KV capacity.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+from pathlib import Path
+
+import attrs
+import numpy as np
+
+from slidingpolicy.errors import InvalidRecordError, TraceFormatError, UnknownNameError
+from slidingpolicy.hardware.roofline import (
+    FloatArray,
+    IntArray,
+    RooflineModel,
+    check_batch,
+    check_decode_run,
+    decode_run,
+    noisy,
+)
+
+PER_LAYER_OPS = (
+    "input_layernorm",
+    "attn_pre_proj",
+    "attn_rope",
+    "attn_post_proj",
+    "post_attention_layernorm",
+    "mlp_up_proj",
+    "mlp_act",
+    "mlp_down_proj",
+    "add",
+)
+PER_ITERATION_OPS = ("emb",)
+FORMAT = (
+    "accepted format: Vidur profiling CSV with columns num_tokens, "
+    "num_tensor_parallel_workers and time_stats.<op>.median (ms) for op in "
+    + ", ".join(PER_LAYER_OPS)
+)
+SHAPE_COLUMNS = {
+    "n_head": "heads",
+    "n_kv_head": "kv_heads",
+    "n_embd": "hidden",
+    "n_expanded_embd": "intermediate",
+    "vocab_size": "vocab",
+}
+
+
+def _read_only(array: FloatArray) -> FloatArray:
+    copy = np.array(array, dtype=np.float64)
+    copy.setflags(write=False)
+    return copy
+
+
+@attrs.frozen(slots=True)
+class ProfiledModel:
+    """Measured linear and element-wise time at `num_tokens`; the rest from `roofline`."""
+
+    roofline: RooflineModel
+    source: str
+    num_tokens: FloatArray = attrs.field(converter=_read_only)
+    dense_seconds: FloatArray = attrs.field(converter=_read_only)
+
+    def __attrs_post_init__(self) -> None:
+        record = f"profile {self.source!r}"
+        if self.num_tokens.ndim != 1 or self.num_tokens.shape != self.dense_seconds.shape:
+            raise InvalidRecordError(record, "num_tokens", "must be 1-D like dense_seconds")
+        if self.num_tokens.size < 2 or np.any(np.diff(self.num_tokens) <= 0):
+            raise InvalidRecordError(record, "num_tokens", "needs >= 2 increasing token counts")
+        if np.any(np.diff(self.dense_seconds) < 0) or self.dense_seconds[0] < 0:
+            raise InvalidRecordError(record, "dense_seconds", "must be >= 0 and non-decreasing")
+
+    @classmethod
+    def from_csv(cls, path: Path, roofline: RooflineModel) -> ProfiledModel:
+        """Read a Vidur profile for `roofline`'s model and tensor-parallel degree."""
+        tokens, seconds = read_profile(path, roofline)
+        return cls(roofline=roofline, source=path.name, num_tokens=tokens, dense_seconds=seconds)
+
+    @property
+    def name(self) -> str:
+        """The roofline's name and the profile file."""
+        return f"{self.roofline.name}, profiled ({self.source})"
+
+    @property
+    def kv_block_size(self) -> int:
+        """Tokens per KV block."""
+        return self.roofline.kv_block_size
+
+    @property
+    def kv_capacity_tokens(self) -> int:
+        """KV slots, from the roofline's memory model."""
+        return self.roofline.kv_capacity_tokens
+
+    def latency(self, chunks: IntArray, contexts: IntArray) -> float:
+        """Noise-free seconds of one iteration; an empty batch takes 0.0."""
+        check_batch(chunks, contexts)
+        if chunks.size == 0:
+            return 0.0
+        batch = self.roofline._summarize(chunks, contexts)
+        return float(self.roofline._iteration_times(self._dense_times, batch)[0])
+
+    def sample(self, chunks: IntArray, contexts: IntArray, rng: np.random.Generator) -> float:
+        """`latency` times the roofline's log-normal noise, drawn from `rng`."""
+        return noisy(self.latency(chunks, contexts), self.roofline.noise_sigma, rng)
+
+    def decode_latencies(self, num_decodes: int, total_context: IntArray) -> FloatArray:
+        """Noise-free latency of each decode-only iteration, given its total cached context."""
+        check_decode_run(num_decodes, total_context)
+        if num_decodes == 0:
+            return np.zeros(total_context.size)
+        batch = decode_run(num_decodes, total_context)
+        return self.roofline._iteration_times(self._dense_times, batch)
+
+    def _dense_times(self, tokens: FloatArray) -> FloatArray:
+        """Interpolated measured time; the last segment extended past the grid."""
+        grid, seconds = self.num_tokens, self.dense_seconds
+        slope = (seconds[-1] - seconds[-2]) / (grid[-1] - grid[-2])
+        beyond = seconds[-1] + slope * (tokens - grid[-1])
+        inside: FloatArray = np.interp(tokens, grid, seconds)
+        return np.where(tokens > grid[-1], beyond, inside)
+
+
+def read_profile(path: Path, roofline: RooflineModel) -> tuple[FloatArray, FloatArray]:
+    """Token grid and summed non-attention seconds per iteration, from a Vidur profile CSV."""
+    try:
+        handle = path.open(newline="")
+    except OSError as error:
+        raise TraceFormatError(f"{path}: cannot read ({error.strerror}); {FORMAT}") from None
+    with handle:
+        reader = csv.reader(handle)
+        header = next(reader, None)
+        if header is None:
+            raise TraceFormatError(f"{path}:1: empty file; {FORMAT}")
+        column = {name: index for index, name in enumerate(header)}
+        wanted = [f"time_stats.{op}.median" for op in PER_LAYER_OPS]
+        required = ("num_tokens", "num_tensor_parallel_workers", *wanted)
+        missing = [name for name in required if name not in column]
+        if missing:
+            raise TraceFormatError(f"{path}:1: missing column(s) {', '.join(missing)}; {FORMAT}")
+        once = [f"time_stats.{op}.median" for op in PER_ITERATION_OPS]
+        once = [name for name in once if name in column]
+        sums: dict[int, list[float]] = {}
+        seen_tp: set[int] = set()
+        for row in reader:
+            line = reader.line_num
+            if len(row) != len(header):
+                raise TraceFormatError(
+                    f"{path}:{line}: {len(row)} fields, header has {len(header)}; {FORMAT}"
+                )
+            tp = _int(path, line, row[column["num_tensor_parallel_workers"]], "tp")
+            seen_tp.add(tp)
+            if tp != roofline.tp:
+                continue
+            _check_shape(path, line, row, column, roofline)
+            tokens = _int(path, line, row[column["num_tokens"]], "num_tokens")
+            layer = sum(_ms(path, line, row[column[name]], name) for name in wanted)
+            iteration = sum(_ms(path, line, row[column[name]], name) for name in once)
+            seconds = 1e-3 * (roofline.model.layers * layer + iteration)
+            sums.setdefault(tokens, []).append(seconds)
+    if roofline.tp not in seen_tp:
+        raise UnknownNameError(
+            f"tensor-parallel degree in {path.name}", str(roofline.tp), [str(t) for t in seen_tp]
+        )
+    grid = np.array(sorted(sums), dtype=np.float64)
+    means = np.array([sum(sums[int(t)]) / len(sums[int(t)]) for t in grid])
+    return grid, np.maximum.accumulate(means)
+
+
+def _int(path: Path, line: int, text: str, field: str) -> int:
+    try:
+        value = int(float(text))
+    except ValueError:
+        raise TraceFormatError(
+            f"{path}:{line}: {field}={text!r} is not a number; {FORMAT}"
+        ) from None
+    if value < 1 or value != float(text):
+        raise TraceFormatError(f"{path}:{line}: {field}={text!r} must be an int >= 1; {FORMAT}")
+    return value
+
+
+def _ms(path: Path, line: int, text: str, field: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise TraceFormatError(
+            f"{path}:{line}: {field}={text!r} is not a number; {FORMAT}"
+        ) from None
+    if not (math.isfinite(value) and value >= 0):
+        raise TraceFormatError(f"{path}:{line}: {field}={text!r} must be finite and >= 0; {FORMAT}")
+    return value
+
+
+def _check_shape(
+    path: Path, line: int, row: list[str], column: dict[str, int], roofline: RooflineModel
+) -> None:
+    """The profile must describe the roofline's model, where the file gives the shape."""
+    for name, attribute in SHAPE_COLUMNS.items():
+        if name in column:
+            value = _int(path, line, row[column[name]], name)
+            expected = getattr(roofline.model, attribute)
+            if value != expected:
+                raise InvalidRecordError(
+                    f"profile {path.name}:{line}",
+                    name,
+                    f"={value} but model {roofline.model.name!r} has {attribute}={expected}",
+                )

@@ -1,0 +1,36 @@
+"""Workloads for the offline engine: requests with lengths, arrival times and SLOs."""
+
+from __future__ import annotations
+
+from slidingpolicy.workloads.arrivals import (
+    ArrivalProcess,
+    Burst,
+    Poisson,
+    TraceTimes,
+    arrival_times,
+)
+from slidingpolicy.workloads.lengths import LengthDistribution
+from slidingpolicy.workloads.make import load_workload, make_workload, workload_names
+from slidingpolicy.workloads.records import RequestSpec, Workload, WorkloadColumns
+from slidingpolicy.workloads.slos import Slo, dataset_slo, tiered_slos
+from slidingpolicy.workloads.traces import Trace, load_trace
+
+__all__ = [
+    "ArrivalProcess",
+    "Burst",
+    "LengthDistribution",
+    "Poisson",
+    "RequestSpec",
+    "Slo",
+    "Trace",
+    "TraceTimes",
+    "Workload",
+    "WorkloadColumns",
+    "arrival_times",
+    "dataset_slo",
+    "load_trace",
+    "load_workload",
+    "make_workload",
+    "tiered_slos",
+    "workload_names",
+]

@@ -1,0 +1,101 @@
+"""A request as a workload specifies it, and a workload: requests in arrival order."""
+
+from __future__ import annotations
+
+import math
+
+import attrs
+import numpy as np
+from numpy.typing import NDArray
+
+from slidingpolicy.errors import InvalidRecordError
+
+
+def _read_only(array: NDArray[np.generic]) -> None:
+    array.setflags(write=False)
+
+
+@attrs.frozen(slots=True)
+class RequestSpec:
+    """One request: when it arrives, its lengths, its SLOs (seconds) and its data set."""
+
+    id: str
+    arrival: float
+    prompt_tokens: int
+    output_tokens: int
+    ttft_slo: float
+    tbt_slo: float
+    source: str
+
+    def __attrs_post_init__(self) -> None:
+        record = f"request {self.id!r}"
+        if not isinstance(self.id, str) or not self.id:
+            raise InvalidRecordError(record, "id", "must be a non-empty string")
+        if not (isinstance(self.arrival, int | float) and math.isfinite(self.arrival)):
+            raise InvalidRecordError(record, "arrival", f"={self.arrival!r} must be finite")
+        if self.arrival < 0:
+            raise InvalidRecordError(record, "arrival", f"={self.arrival} must be >= 0")
+        for field in ("prompt_tokens", "output_tokens"):
+            value = getattr(self, field)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise InvalidRecordError(record, field, f"={value!r} must be an int >= 1")
+        for field in ("ttft_slo", "tbt_slo"):
+            value = getattr(self, field)
+            if not (isinstance(value, int | float) and math.isfinite(value) and value > 0):
+                raise InvalidRecordError(record, field, f"={value!r} must be finite and > 0")
+
+
+@attrs.frozen(slots=True)
+class WorkloadColumns:
+    """The workload as read-only columns, one entry per request in order."""
+
+    arrival: NDArray[np.float64]
+    prompt: NDArray[np.int64]
+    output: NDArray[np.int64]
+    ttft: NDArray[np.float64]
+    tbt: NDArray[np.float64]
+
+
+@attrs.frozen(slots=True)
+class Workload:
+    """Named requests with unique ids and non-decreasing arrivals."""
+
+    name: str
+    requests: tuple[RequestSpec, ...]
+    _columns: WorkloadColumns = attrs.field(init=False, repr=False, eq=False)
+
+    def __attrs_post_init__(self) -> None:
+        record = f"workload {self.name!r}"
+        if not isinstance(self.requests, tuple) or not self.requests:
+            raise InvalidRecordError(record, "requests", "must be a non-empty tuple")
+        seen: set[str] = set()
+        previous = self.requests[0]
+        for request in self.requests:
+            if request.id in seen:
+                raise InvalidRecordError(record, "requests", f"repeat the id {request.id!r}")
+            seen.add(request.id)
+            if request.arrival < previous.arrival:
+                raise InvalidRecordError(
+                    record,
+                    "requests",
+                    f"are out of order: {request.id!r} arrives at {request.arrival} before "
+                    f"{previous.id!r} at {previous.arrival}",
+                )
+            previous = request
+        columns = WorkloadColumns(
+            arrival=np.array([r.arrival for r in self.requests], dtype=np.float64),
+            prompt=np.array([r.prompt_tokens for r in self.requests], dtype=np.int64),
+            output=np.array([r.output_tokens for r in self.requests], dtype=np.int64),
+            ttft=np.array([r.ttft_slo for r in self.requests], dtype=np.float64),
+            tbt=np.array([r.tbt_slo for r in self.requests], dtype=np.float64),
+        )
+        for array in (columns.arrival, columns.prompt, columns.output, columns.ttft, columns.tbt):
+            _read_only(array)
+        object.__setattr__(self, "_columns", columns)
+
+    def __len__(self) -> int:
+        return len(self.requests)
+
+    def columns(self) -> WorkloadColumns:
+        """Read-only numpy columns (arrival, prompt, output, ttft, tbt), built once."""
+        return self._columns

@@ -17,12 +17,12 @@ tokens already cached. Per GPU (weights and heads sharded by tensor parallelism 
   link latency plus bytes / (link bandwidth · link_eff), and an all-gather of the logits;
 - a fixed per-iteration overhead (scheduling, input preparation, sampling).
 
-Default efficiencies: gemm 0.7 (the Vidur A100 profile of Llama-3-8B, /work/shared/data/profiles,
-measures its projections at 70 % of peak at 2k tokens); attention 0.5 (FlashAttention-2, Dao
-2023, reports 50-73 % of peak in the forward pass); memory 0.75 and link 0.7 (what GEMV
-kernels and NCCL bus bandwidth typically reach of the nominal figures); overhead 3 ms (vLLM's
-CPU time per step with CUDA graphs is a few ms). Memory: vLLM's ``gpu_memory_utilization`` 0.9
-and a 1 GiB activation reserve per GPU.
+Default efficiencies: gemm 0.7 (the Vidur A100 profile of Llama-3-8B in the reference data,
+profiles/vidur-a100-llama3-8b, measures its projections at 70 % of peak at 2k tokens); attention
+0.5 (FlashAttention-2, Dao 2023, reports 50-73 % of peak in the forward pass); memory 0.75 and
+link 0.7 (what GEMV kernels and NCCL bus bandwidth typically reach of the nominal figures);
+overhead 3 ms (vLLM's CPU time per step with CUDA graphs is a few ms). Memory: vLLM's
+``gpu_memory_utilization`` 0.9 and a 1 GiB activation reserve per GPU.
 
 `latency` is noise-free; `sample` multiplies it by exp(sigma · z), z standard normal, drawn from
 the caller's generator (median factor 1; sigma 0 returns `latency` exactly).

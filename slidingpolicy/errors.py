@@ -11,13 +11,14 @@ class InvalidRecordError(SlidingPolicyError):
     """A record field holds a value the record cannot hold; the message names both."""
 
     def __init__(self, record: str, field: str, problem: str) -> None:
-        super().__init__(f"{record}: {field} {problem}")
+        joint = "" if problem.startswith("=") else " "
+        super().__init__(f"{record}: {field}{joint}{problem}")
         self.record = record
         self.field = field
 
 
 class UnknownNameError(SlidingPolicyError):
-    """A name (policy, hardware, model, workload) is not registered; the message lists the known ones."""
+    """A name (policy, hardware, model, workload) is unknown; the message lists the known ones."""
 
     def __init__(self, kind: str, name: str, known: list[str] | tuple[str, ...]) -> None:
         super().__init__(f"unknown {kind} {name!r}; known: {', '.join(sorted(known))}")

@@ -1,0 +1,60 @@
+"""Field checks shared by the records: each raises `InvalidRecordError` naming record and field.
+
+`record` is the record's name or a callable giving it, called only on failure so that valid
+records (the hot path) never format a message.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+from slidingpolicy.errors import InvalidRecordError
+
+Name = str | Callable[[], str]
+
+
+def fail(record: Name, field: str, problem: str) -> InvalidRecordError:
+    """The error for `field` of `record`."""
+    return InvalidRecordError(record if isinstance(record, str) else record(), field, problem)
+
+
+def integer(record: Name, field: str, value: object, minimum: int) -> int:
+    """An int (not a bool) of at least `minimum`."""
+    if type(value) is int and value >= minimum:
+        return value
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise fail(record, field, f"must be an int, got {value!r}")
+    raise fail(record, field, f"={value} must be >= {minimum}")
+
+
+def finite(record: Name, field: str, value: object) -> float:
+    """A finite real number (int or float, not a bool)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise fail(record, field, f"must be a number, got {value!r}")
+    if not math.isfinite(value):
+        raise fail(record, field, f"={value} must be finite")
+    return float(value)
+
+
+def positive(record: Name, field: str, value: object) -> float:
+    """A finite number > 0."""
+    number = finite(record, field, value)
+    if number <= 0.0:
+        raise fail(record, field, f"={number} must be > 0")
+    return number
+
+
+def non_negative(record: Name, field: str, value: object) -> float:
+    """A finite number >= 0."""
+    number = finite(record, field, value)
+    if number < 0.0:
+        raise fail(record, field, f"={number} must be >= 0")
+    return number
+
+
+def flag(record: Name, field: str, value: object) -> bool:
+    """A bool."""
+    if not isinstance(value, bool):
+        raise fail(record, field, f"must be a bool, got {value!r}")
+    return value

@@ -1,0 +1,60 @@
+"""`SlidingConfig`: every knob of SlidingServe, with the paper's defaults."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import attrs
+
+from slidingpolicy import _validate
+from slidingpolicy.errors import InvalidRecordError
+
+SplitSearch = Literal["ternary", "exact"]
+Order = Literal["mlps", "edf"]
+
+
+@attrs.frozen(slots=True)
+class SlidingConfig:
+    """Configuration of the SlidingServe policy and of its ablations.
+
+    - `max_batch_tokens`: B_max, the token budget of one iteration (decodes included).
+    - `urgency_threshold`: α of eq. 14; `epsilon`: ε of eq. 13 (seconds).
+    - `window`: iterations planned jointly (1 = greedy eq. 3, 2 = the paper, k > 2 = §10.5).
+    - `demote_late`: requests past their TTFT deadline sort after every live one (§7.2).
+    - `split_search`: the paper's ternary search or the exact minimizer of eq. 9.
+    - `order`: MLPS (eq. 16) or EDF on the TTFT deadline (the ablation's base).
+    - `constructor`: route risky batches to BatchConstructor (§4.4); off for the ablations.
+    - `refit_every`: refit the online predictor after this many observations (None = never).
+    - `forgetting`: weight kept by old observations at each new one (1.0 = keep all).
+    """
+
+    max_batch_tokens: int = 2048
+    urgency_threshold: float = 1.0
+    epsilon: float = 1e-3
+    window: int = 2
+    demote_late: bool = True
+    split_search: SplitSearch = "exact"
+    order: Order = "mlps"
+    constructor: bool = True
+    refit_every: int | None = None
+    forgetting: float = 1.0
+
+    def __attrs_post_init__(self) -> None:
+        record = "sliding config"
+        _validate.integer(record, "max_batch_tokens", self.max_batch_tokens, 1)
+        _validate.positive(record, "urgency_threshold", self.urgency_threshold)
+        _validate.positive(record, "epsilon", self.epsilon)
+        _validate.integer(record, "window", self.window, 1)
+        if self.refit_every is not None:
+            _validate.integer(record, "refit_every", self.refit_every, 1)
+        forgetting = _validate.positive(record, "forgetting", self.forgetting)
+        if forgetting > 1.0:
+            raise InvalidRecordError(record, "forgetting", f"={forgetting} must be <= 1")
+        for field, allowed in (("split_search", ("ternary", "exact")), ("order", ("mlps", "edf"))):
+            if getattr(self, field) not in allowed:
+                raise InvalidRecordError(
+                    record, field, f"={getattr(self, field)!r} is not one of {allowed}"
+                )
+        for field in ("demote_late", "constructor"):
+            if not isinstance(getattr(self, field), bool):
+                raise InvalidRecordError(record, field, "must be a bool")

@@ -1,0 +1,79 @@
+"""What a policy decides for one iteration: allocations, the deciding path, diagnostics."""
+
+from __future__ import annotations
+
+import math
+
+import attrs
+
+from slidingpolicy import _validate
+from slidingpolicy.errors import InvalidRecordError
+
+
+@attrs.frozen(slots=True)
+class Allocation:
+    """`tokens` new tokens of request `request_id` in this iteration (c_i of eq. 4)."""
+
+    request_id: str
+    tokens: int
+
+    def __attrs_post_init__(self) -> None:
+        valid_id = type(self.request_id) is str and self.request_id
+        if valid_id and type(self.tokens) is int and self.tokens >= 1:
+            return
+        if not isinstance(self.request_id, str) or not self.request_id:
+            raise InvalidRecordError(
+                "allocation", "request_id", f"must be a non-empty str, got {self.request_id!r}"
+            )
+        _validate.integer(self._name, "tokens", self.tokens, 1)
+
+    def _name(self) -> str:
+        return f"allocation {self.request_id!r}"
+
+
+@attrs.frozen(slots=True)
+class Diagnostics:
+    """Why a plan is what it is: the window (eq. 7–8), the budgets and the constructor's anchor.
+
+    Times are seconds; NaN where the quantity does not apply to the path taken.
+    """
+
+    t_cur: float = math.nan
+    t_next: float = math.nan
+    budget_sum: int = 0
+    candidate_latency: float = math.nan
+    risky: tuple[str, ...] = ()
+    anchor: str | None = None
+    anchor_slack: float = math.nan
+    repaired: bool = False
+
+
+@attrs.frozen(slots=True)
+class BatchPlan:
+    """The batch to run now.
+
+    `preempted` lists decodes left out because KV memory is short (the engine preempts them);
+    `deferred` lists decodes left out because the token budget is short (they wait a step).
+    """
+
+    allocations: tuple[Allocation, ...]
+    path: str
+    prefill_budget: int
+    predicted_latency: float
+    diagnostics: Diagnostics = attrs.field(factory=Diagnostics)
+    preempted: tuple[str, ...] = ()
+    deferred: tuple[str, ...] = ()
+
+    def __attrs_post_init__(self) -> None:
+        record = "batch plan"
+        _validate.integer(record, "prefill_budget", self.prefill_budget, 0)
+        _validate.non_negative(record, "predicted_latency", self.predicted_latency)
+
+    @property
+    def total_tokens(self) -> int:
+        """Σ c_i over the plan: the batch's token count and its new KV slots."""
+        return sum(a.tokens for a in self.allocations)
+
+    def tokens_of(self) -> dict[str, int]:
+        """The allocations as a mapping from request id to tokens."""
+        return {a.request_id: a.tokens for a in self.allocations}

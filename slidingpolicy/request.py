@@ -1,0 +1,101 @@
+"""One live request as the engine sees it now, with its deadline and slack (eq. 1, 10, 11)."""
+
+from __future__ import annotations
+
+import enum
+
+import attrs
+
+from slidingpolicy import _validate
+from slidingpolicy.errors import InvalidRecordError
+
+
+class Phase(enum.Enum):
+    """Where a request is in its life: no prompt token cached, some, or all."""
+
+    WAITING = "waiting"
+    PREFILLING = "prefilling"
+    DECODING = "decoding"
+
+
+@attrs.frozen(slots=True)
+class Request:
+    """A live request: waiting (prefilled = 0), prefilling, or decoding (prefilled = prompt).
+
+    `generated` counts output tokens produced so far; the iteration that completes the prefill
+    produces token 1, so a decoding request has generated >= 1.
+    """
+
+    id: str
+    arrival: float
+    prompt_tokens: int
+    prefilled: int
+    generated: int
+    ttft_slo: float
+    tbt_slo: float
+    protected: bool = False
+    max_new_tokens: int | None = None
+    deadline: float = attrs.field(init=False, eq=False, repr=False)
+    """Deadline of the next token, d = a_i + L_ttft + generated · L_tbt (eq. 1)."""
+
+    def __attrs_post_init__(self) -> None:
+        if not isinstance(self.id, str) or not self.id:
+            raise InvalidRecordError("request", "id", f"must be a non-empty str, got {self.id!r}")
+        record = self._name
+        _validate.non_negative(record, "arrival", self.arrival)
+        prompt = _validate.integer(record, "prompt_tokens", self.prompt_tokens, 1)
+        prefilled = _validate.integer(record, "prefilled", self.prefilled, 0)
+        generated = _validate.integer(record, "generated", self.generated, 0)
+        _validate.positive(record, "ttft_slo", self.ttft_slo)
+        _validate.positive(record, "tbt_slo", self.tbt_slo)
+        _validate.flag(record, "protected", self.protected)
+        if prefilled > prompt:
+            raise _validate.fail(
+                record, "prefilled", f"={prefilled} exceeds prompt_tokens={prompt}"
+            )
+        if prefilled == prompt and generated == 0:
+            raise _validate.fail(
+                record,
+                "generated",
+                "=0 but the prefill is complete: the iteration that completes it produces token 1",
+            )
+        if self.max_new_tokens is not None:
+            limit = _validate.integer(record, "max_new_tokens", self.max_new_tokens, 1)
+            if generated >= limit:
+                raise _validate.fail(
+                    record,
+                    "generated",
+                    f"={generated} reaches max_new_tokens={limit}: a finished request is not live",
+                )
+        object.__setattr__(
+            self, "deadline", self.arrival + self.ttft_slo + self.generated * self.tbt_slo
+        )
+
+    def _name(self) -> str:
+        return f"request {self.id!r}"
+
+    @property
+    def remaining_prefill(self) -> int:
+        """r_i = p_i − prefilled (eq. 10)."""
+        return self.prompt_tokens - self.prefilled
+
+    @property
+    def phase(self) -> Phase:
+        """Waiting, prefilling or decoding, from how much of the prompt is cached."""
+        if self.prefilled == self.prompt_tokens:
+            return Phase.DECODING
+        return Phase.WAITING if self.prefilled == 0 else Phase.PREFILLING
+
+    @property
+    def is_decoding(self) -> bool:
+        """True once the whole prompt is cached."""
+        return self.prefilled == self.prompt_tokens
+
+    @property
+    def context_tokens(self) -> int:
+        """u_i = prefilled + generated: the tokens already cached."""
+        return self.prefilled + self.generated
+
+    def slack(self, now: float) -> float:
+        """s_i(t) = d − t: TBT slack when decoding, TTFT slack (eq. 11) in prefill."""
+        return self.deadline - now

@@ -1,0 +1,30 @@
+"""The batch latency predictor of §4.1: features, linear models, calibration."""
+
+from slidingpolicy.predictor.features import DECODE, MIXED, PREFILL, SCENARIOS, batch_features
+from slidingpolicy.predictor.fit import (
+    FitReport,
+    PredictorStats,
+    Sample,
+    accumulate,
+    evaluate,
+    fit_predictor,
+    solve,
+)
+from slidingpolicy.predictor.model import LatencyPredictor, LinearModel
+
+__all__ = [
+    "DECODE",
+    "MIXED",
+    "PREFILL",
+    "SCENARIOS",
+    "FitReport",
+    "LatencyPredictor",
+    "LinearModel",
+    "PredictorStats",
+    "Sample",
+    "accumulate",
+    "batch_features",
+    "evaluate",
+    "fit_predictor",
+    "solve",
+]

@@ -1,0 +1,142 @@
+"""The batch latency predictor: one non-negative linear model per scenario (eq. 6)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import attrs
+import numpy as np
+
+from slidingpolicy import _validate
+from slidingpolicy.errors import InvalidRecordError, PredictorFormatError
+from slidingpolicy.predictor.features import (
+    NUM_FEATURES,
+    SCENARIOS,
+    FloatArray,
+    IntArray,
+    batch_features,
+)
+
+FORMAT = "slidingpolicy.predictor"
+VERSION = 1
+
+
+def _weights(value: object) -> tuple[float, ...]:
+    return tuple(float(w) for w in value)  # type: ignore[attr-defined]
+
+
+@attrs.frozen(slots=True)
+class LinearModel:
+    """T̂ = b + Σ_j w_j x_j with b ≥ 0 and w ≥ 0, fitted on `samples` observations."""
+
+    intercept: float
+    weights: tuple[float, ...] = attrs.field(converter=_weights)
+    samples: float = 0.0
+
+    def __attrs_post_init__(self) -> None:
+        record = "linear model"
+        _validate.non_negative(record, "intercept", self.intercept)
+        _validate.non_negative(record, "samples", self.samples)
+        if len(self.weights) != NUM_FEATURES:
+            raise InvalidRecordError(
+                record, "weights", f"has {len(self.weights)} entries, needs {NUM_FEATURES}"
+            )
+        for j, w in enumerate(self.weights):
+            _validate.non_negative(record, f"weights[{j}]", w)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form."""
+        return {"intercept": self.intercept, "weights": list(self.weights), "samples": self.samples}
+
+
+def _coefficients(models: tuple[LinearModel, ...]) -> FloatArray:
+    table = np.array([[m.intercept, *m.weights] for m in models], dtype=np.float64)
+    table.setflags(write=False)
+    return table
+
+
+@attrs.frozen(slots=True)
+class LatencyPredictor:
+    """Per-scenario models (decode, prefill, mixed) and the global model they fall back to.
+
+    A scenario with too few samples at fit time carries the global model's coefficients, so
+    prediction never branches on sample counts.
+    """
+
+    decode: LinearModel
+    prefill: LinearModel
+    mixed: LinearModel
+    fallback: LinearModel
+    source: str = ""
+    coefficients: FloatArray = attrs.field(init=False, repr=False, eq=False)
+
+    def __attrs_post_init__(self) -> None:
+        object.__setattr__(
+            self, "coefficients", _coefficients((self.decode, self.prefill, self.mixed))
+        )
+
+    @property
+    def models(self) -> tuple[LinearModel, LinearModel, LinearModel]:
+        """The scenario models, indexed by DECODE, PREFILL, MIXED."""
+        return (self.decode, self.prefill, self.mixed)
+
+    def predict(self, chunks: IntArray, contexts: IntArray) -> float:
+        """T̂ of a batch of (c_i, u_i) (eq. 4–6); 0 for an empty batch."""
+        if len(chunks) == 0:
+            return 0.0
+        x, scenario = batch_features(chunks, contexts)
+        return self.predict_features(x, scenario)
+
+    def predict_features(self, x: FloatArray, scenario: int) -> float:
+        """T̂ from a feature vector and its scenario (eq. 6)."""
+        row = self.coefficients[scenario]
+        return float(row[0] + row[1:] @ x)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The versioned JSON form."""
+        return {
+            "format": FORMAT,
+            "version": VERSION,
+            "source": self.source,
+            "models": {name: m.to_dict() for name, m in zip(SCENARIOS, self.models, strict=True)},
+            "fallback": self.fallback.to_dict(),
+        }
+
+    @classmethod
+    def from_dict(cls, data: object, origin: str = "predictor") -> LatencyPredictor:
+        """Read the JSON form; a wrong format or version raises PredictorFormatError."""
+        if not isinstance(data, dict) or data.get("format") != FORMAT:
+            raise PredictorFormatError(f"{origin}: not a {FORMAT} file")
+        if data.get("version") != VERSION:
+            raise PredictorFormatError(
+                f"{origin}: format version {data.get('version')!r}, this package reads {VERSION}"
+            )
+        try:
+            models = data["models"]
+            decode, prefill, mixed = (LinearModel(**models[name]) for name in SCENARIOS)
+            return cls(
+                decode=decode,
+                prefill=prefill,
+                mixed=mixed,
+                fallback=LinearModel(**data["fallback"]),
+                source=str(data.get("source", "")),
+            )
+        except (KeyError, TypeError) as error:
+            raise PredictorFormatError(f"{origin}: malformed predictor ({error})") from error
+        except InvalidRecordError as error:
+            raise PredictorFormatError(f"{origin}: {error}") from error
+
+    def save(self, path: Path) -> None:
+        """Write the versioned JSON form."""
+        path.write_text(json.dumps(self.to_dict(), indent=2) + "\n")
+
+    @classmethod
+    def load(cls, path: Path) -> LatencyPredictor:
+        """Read a predictor written by `save`."""
+        try:
+            data = json.loads(path.read_text())
+        except (OSError, json.JSONDecodeError) as error:
+            raise PredictorFormatError(f"{path}: cannot read predictor ({error})") from error
+        return cls.from_dict(data, origin=str(path))

@@ -1,0 +1,124 @@
+"""TimeToBudget: the most prefill tokens whose batch meets a latency target (eq. 3, §7.4).
+
+T̂(b) of "all decodes + greedy fill of b tokens" is not monotone in b, for two reasons:
+eq. 4 counts a 1-token chunk as a decode, so the fill that ends one token into a request
+(an *exception point*) has features the next point no longer has; and the scenario of eq. 5
+changes where the first prefill chunk or the first decode enters the batch. Away from
+exception points and within one scenario, every feature is non-decreasing in b and the
+weights are non-negative, so T̂ is non-decreasing (proofs/monotonicity.md). The search
+bisects each scenario segment, top segment first, then prices the exception points that
+could still lie above the answer.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from collections.abc import Sequence
+
+from slidingpolicy.fill import Fill, Piece
+from slidingpolicy.predictor.model import LatencyPredictor
+from slidingpolicy.request import Request
+
+
+def largest_within(piece: Piece, lo: int, hi: int, target: float) -> int:
+    """The largest c in [lo, hi] with piece(c) ≤ target, or lo − 1 if none (piece increasing)."""
+    return lo + bisect_right(range(lo, hi + 1), target, key=piece) - 1
+
+
+def _is_exception(fill: Fill, b: int) -> bool:
+    """True when the fill of b tokens ends with a 1-token chunk of a longer remainder."""
+    if b <= 0:
+        return False
+    k = fill.piece_of(b)
+    return b - fill.cum[k] == 1 and fill.remaining[k] >= 2
+
+
+def _segments(fill: Fill, limit: int) -> tuple[list[tuple[int, int]], tuple[int, int] | None]:
+    """Scenario segments of [0, limit] in increasing order, and the pure-prefill one if any.
+
+    Decode-only fills come first (up to the first chunk ≥ 2), then, only when no decode is
+    in the batch yet, pure-prefill fills until a 1-token request joins, then mixed fills.
+    """
+    first_p = next((k for k, r in enumerate(fill.remaining) if r >= 2), None)
+    if first_p is None:
+        return [(0, limit)], None
+    start = fill.cum[first_p] + 2
+    segments = [(0, min(start - 1, limit))]
+    prefill: tuple[int, int] | None = None
+    if fill.num_decode == 0 and fill.n1[first_p] == 0:
+        ones = (k for k in range(first_p + 1, fill.pieces) if fill.remaining[k] == 1)
+        one = next(ones, None)
+        switch = limit + 1 if one is None else fill.cum[one] + 1
+        prefill = (start, min(switch - 1, limit))
+        segments.append(prefill)
+        start = switch
+    segments.append((start, limit))
+    return [(lo, hi) for lo, hi in segments if lo <= hi], prefill
+
+
+def _segment_top(fill: Fill, lo: int, hi: int, target: float) -> int:
+    """The largest non-exception b in [lo, hi] with T̂(b) ≤ target (T̂ monotone there), or −1.
+
+    Bisects the piece ends in the segment first, then the chunk inside the next piece by its
+    closed form (chunks ≥ 2 only: the 1-token chunk is the exception point).
+    """
+    cum = fill.cum
+    ends = [lo, *cum[bisect_right(cum, lo) : bisect_right(cum, hi)]]
+    count = bisect_right(ends, target, key=lambda b: fill.price(0, b))
+    if count == 0:
+        return -1
+    base = ends[count - 1]
+    k = bisect_right(cum, base) - 1
+    if k >= fill.pieces:
+        return base
+    if base - cum[k] >= 2 and base < cum[k] + fill.remaining[k]:
+        return _within_piece(fill, k, base, hi, target)
+    start = cum[k] + 2
+    if start > min(hi, cum[k + 1]):
+        return base
+    found = _within_piece(fill, k, start, hi, target)
+    return found if found >= start else base
+
+
+def _within_piece(fill: Fill, k: int, start: int, hi: int, target: float) -> int:
+    """The largest b in [start, min(hi, cum[k+1])] inside piece k (chunk ≥ 2) within target."""
+    cum = fill.cum[k]
+    top = min(hi, cum + fill.remaining[k]) - cum
+    found = cum + largest_within(fill.first(k), start - cum, top, target)
+    while found >= start and fill.price(0, found) > target:
+        found -= 1
+    while found + 1 <= cum + top and fill.price(0, found + 1) <= target:
+        found += 1
+    return found
+
+
+def fill_budget(fill: Fill, target: float, limit: int) -> int:
+    """The largest b ≤ limit with T̂(decodes + greedy fill of b tokens) ≤ target, else 0."""
+    limit = min(limit, fill.total)
+    segments, prefill = _segments(fill, limit)
+    best = -1
+    for lo, hi in reversed(segments):
+        top = hi - 1 if hi > lo and _is_exception(fill, hi) else hi
+        best = _segment_top(fill, lo, top, target)
+        if best >= 0:
+            break
+    if best + 1 <= limit and _is_exception(fill, best + 1) and fill.price(0, best + 1) <= target:
+        best += 1
+    if prefill is not None:
+        for k in range(fill.pieces):
+            b = fill.cum[k] + 1
+            if best < b <= prefill[1] and fill.remaining[k] >= 2 and fill.price(0, b) <= target:
+                best = b
+    return max(best, 0)
+
+
+def time_to_budget(
+    predictor: LatencyPredictor,
+    decodes: Sequence[Request],
+    queue: Sequence[Request],
+    target: float,
+    limit: int,
+) -> int:
+    """The largest b ≤ limit such that all decodes plus a greedy fill of b prefill tokens from
+    the ordered queue have predicted latency ≤ target; 0 when no b fits."""
+    return fill_budget(Fill.of(predictor, decodes, queue), target, limit)

@@ -1,0 +1,44 @@
+"""SlidingChunker (§4.2, Alg. 1): how many prefill tokens to run now, planning a window ahead."""
+
+from __future__ import annotations
+
+import attrs
+
+from slidingpolicy.budget import fill_budget
+from slidingpolicy.config import SlidingConfig
+from slidingpolicy.fill import Fill
+from slidingpolicy.split import exact_split, ternary_split, window_split
+
+
+@attrs.frozen(slots=True)
+class ChunkDecision:
+    """B* (prefill tokens now) and B_Σ (the window's budget); B_Σ = B* without a window."""
+
+    budget: int
+    budget_sum: int
+
+
+def sliding_chunk(
+    fill: Fill, horizon: tuple[float, ...], cap: int, config: SlidingConfig
+) -> ChunkDecision:
+    """B* for this iteration.
+
+    `horizon` holds W_1..W_k (eq. 7–8, `deadlines.window_deadlines`); empty when D_safe is
+    empty, and then the queue fills up to `cap`. Otherwise B_Σ = TimeToBudget(W_k) over up
+    to k·cap tokens, split by eq. 9 (window 2) or its k-iteration form, and B* meets
+    T̂₁(B*) ≤ T_cur: we plan k iterations and execute the first (receding horizon).
+    `window = 1` is the greedy single step, B* = TimeToBudget(T_cur) (eq. 3).
+    """
+    if not horizon:
+        budget = min(cap, fill.total)
+        return ChunkDecision(budget, budget)
+    t_cur = horizon[0]
+    window = len(horizon)
+    if window == 1:
+        budget = fill_budget(fill, t_cur, cap)
+        return ChunkDecision(budget, budget)
+    budget_sum = fill_budget(fill, horizon[-1], window * cap)
+    if window > 2:
+        return ChunkDecision(window_split(fill, budget_sum, cap, t_cur, window), budget_sum)
+    split = exact_split if config.split_search == "exact" else ternary_split
+    return ChunkDecision(split(fill, budget_sum, cap, t_cur), budget_sum)

@@ -1,0 +1,142 @@
+"""`check_plan`: the invariants every plan of every policy satisfies (SPEC "Invariants").
+
+Invariant 8 (same inputs, same plan) concerns the policy, not one plan: the property tests
+check it by planning twice.
+"""
+
+from __future__ import annotations
+
+import attrs
+import numpy as np
+
+from slidingpolicy.deadlines import safe_decodes
+from slidingpolicy.plan import BatchPlan
+from slidingpolicy.predictor.model import LatencyPredictor
+from slidingpolicy.request import Request
+from slidingpolicy.state import SchedulerState
+
+TOLERANCE = 1e-9
+"""Relative slack allowed when comparing predicted latencies with deadlines."""
+
+
+@attrs.frozen(slots=True)
+class Violation:
+    """One broken invariant (numbered as in the spec) and what broke it."""
+
+    invariant: int
+    message: str
+
+    def __str__(self) -> str:
+        return f"invariant {self.invariant}: {self.message}"
+
+
+def _within(latency: float, limit: float) -> bool:
+    return latency <= limit + TOLERANCE * max(1.0, abs(limit))
+
+
+def check_plan(
+    state: SchedulerState,
+    plan: BatchPlan,
+    token_budget: int | None = None,
+    predictor: LatencyPredictor | None = None,
+) -> list[Violation]:
+    """The invariants 1–7 that `plan` breaks on `state` (empty when it breaks none).
+
+    `token_budget` enables invariant 4. Invariants 6 and 7 compare the plan's predicted
+    latency with deadlines; given a `predictor`, the latency is recomputed from the batch
+    rather than taken from the plan.
+    """
+    found: list[Violation] = []
+    requests = {r.id: r for r in state.requests}
+    tokens: dict[str, int] = {}
+    for allocation in plan.allocations:
+        rid = allocation.request_id
+        if rid not in requests:
+            found.append(Violation(1, f"request {rid!r} is not in the state"))
+        elif rid in tokens:
+            found.append(Violation(1, f"request {rid!r} is allocated twice"))
+        else:
+            tokens[rid] = allocation.tokens
+
+    for rid, count in tokens.items():
+        request = requests[rid]
+        if request.is_decoding and count != 1:
+            found.append(Violation(2, f"request {rid!r} is decoding but got {count} tokens"))
+        elif not request.is_decoding and count > request.remaining_prefill:
+            found.append(
+                Violation(
+                    2,
+                    f"request {rid!r} got {count} tokens, more than r={request.remaining_prefill}",
+                )
+            )
+
+    decoding = [r for r in state.requests if r.is_decoding]
+    left_out = set(plan.preempted) | set(plan.deferred)
+    for rid in sorted(left_out):
+        if rid not in requests or not requests[rid].is_decoding or rid in tokens:
+            found.append(Violation(3, f"{rid!r} is listed as left out but is not a waiting decode"))
+    missing = sorted(r.id for r in decoding if r.id not in tokens and r.id not in left_out)
+    if missing:
+        found.append(Violation(3, f"decodes neither scheduled nor listed as left out: {missing}"))
+    scheduled_decodes = sum(1 for r in decoding if r.id in tokens)
+    room = len(decoding)
+    if token_budget is not None:
+        room = min(room, token_budget)
+    if state.kv_free_tokens is not None:
+        room = min(room, state.kv_free_tokens)
+    if scheduled_decodes < room:
+        found.append(Violation(3, f"only {scheduled_decodes} decodes scheduled where {room} fit"))
+
+    total = sum(tokens.values())
+    if token_budget is not None and total > token_budget:
+        found.append(Violation(4, f"{total} tokens exceed the token budget {token_budget}"))
+    if state.kv_free_tokens is not None and total > state.kv_free_tokens:
+        found.append(
+            Violation(5, f"{total} new KV tokens exceed kv_free_tokens={state.kv_free_tokens}")
+        )
+
+    latency = plan.predicted_latency
+    if predictor is not None and tokens:
+        ids = list(tokens)
+        latency = predictor.predict(
+            np.array([tokens[i] for i in ids], dtype=np.int64),
+            np.array([requests[i].context_tokens for i in ids], dtype=np.int64),
+        )
+    prefills = {rid: n for rid, n in tokens.items() if not requests[rid].is_decoding}
+    if plan.path == "constructor":
+        found.extend(_constructor_violations(state, plan, prefills, requests, latency))
+    if plan.path == "chunker" and prefills:
+        safe = safe_decodes([requests[i] for i in tokens if requests[i].is_decoding], state.now)
+        if safe:
+            t_cur = min(d.deadline for d in safe) - state.now
+            if not _within(latency, t_cur):
+                found.append(
+                    Violation(7, f"predicted latency {latency:.6g}s exceeds T_cur={t_cur:.6g}s")
+                )
+    return found
+
+
+def _constructor_violations(
+    state: SchedulerState,
+    plan: BatchPlan,
+    prefills: dict[str, int],
+    requests: dict[str, Request],
+    latency: float,
+) -> list[Violation]:
+    found = []
+    for rid, count in prefills.items():
+        remaining = requests[rid].remaining_prefill
+        if count != remaining:
+            found.append(Violation(6, f"request {rid!r} got {count} of its r={remaining} tokens"))
+    anchor = plan.diagnostics.anchor
+    if anchor is None or anchor not in prefills:
+        found.append(Violation(6, f"anchor {anchor!r} is not among the chosen prefills"))
+        return found
+    slack = requests[anchor].deadline - state.now
+    if not _within(latency, slack):
+        found.append(
+            Violation(
+                6, f"predicted latency {latency:.6g}s exceeds the anchor's slack {slack:.6g}s"
+            )
+        )
+    return found

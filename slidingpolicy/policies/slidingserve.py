@@ -1,0 +1,131 @@
+"""SlidingServe (Fig. 3): MLPS order, violation check, then BatchConstructor or SlidingChunker."""
+
+from __future__ import annotations
+
+import math
+
+import attrs
+import numpy as np
+
+from slidingpolicy.admission import Admission, admit, allocations, greedy_allocations
+from slidingpolicy.chunker import sliding_chunk
+from slidingpolicy.config import SlidingConfig
+from slidingpolicy.constructor import Construction, construct_batch
+from slidingpolicy.deadlines import window_deadlines
+from slidingpolicy.fill import Fill
+from slidingpolicy.plan import BatchPlan, Diagnostics
+from slidingpolicy.predictor.features import batch_features
+from slidingpolicy.predictor.fit import PredictorStats, solve
+from slidingpolicy.predictor.model import LatencyPredictor
+from slidingpolicy.request import Request
+from slidingpolicy.sorter import order_candidates
+from slidingpolicy.state import SchedulerState
+from slidingpolicy.violation import check_violations
+
+
+@attrs.frozen(slots=True)
+class SlidingState:
+    """What SlidingServe remembers: its predictor and, when it learns online, the statistics
+    since the start and the observations since the last refit."""
+
+    predictor: LatencyPredictor
+    stats: PredictorStats | None = None
+    since_refit: int = 0
+
+
+@attrs.frozen(slots=True)
+class SlidingServe:
+    """The SlidingServe policy; `config` switches it into each ablation of Table 4."""
+
+    predictor: LatencyPredictor
+    config: SlidingConfig = attrs.field(factory=SlidingConfig)
+    name: str = "slidingserve"
+
+    @property
+    def token_budget(self) -> int:
+        """B_max."""
+        return self.config.max_batch_tokens
+
+    def init(self) -> SlidingState:
+        """Start from the offline predictor, with empty statistics if it learns online."""
+        learns = self.config.refit_every is not None
+        return SlidingState(self.predictor, PredictorStats.empty() if learns else None)
+
+    def plan(self, pstate: SlidingState, state: SchedulerState) -> tuple[BatchPlan, SlidingState]:
+        """One iteration of Fig. 3."""
+        config, now = self.config, state.now
+        admission = admit(state, config.max_batch_tokens)
+        queue = order_candidates(state.prefill_candidates, now, state.prefill_throughput, config)
+        cap = admission.prefill_cap
+        fill = Fill.of(pstate.predictor, admission.decodes, queue, reach=config.window * cap)
+        horizon = window_deadlines(admission.decodes, now, config.window)
+        t_cur = horizon[0] if horizon else math.nan
+        t_next = horizon[1] - horizon[0] if len(horizon) > 1 else math.nan
+        if config.constructor and cap > 0:
+            candidate = check_violations(fill, queue, cap, now)
+            if candidate.risky:
+                built = construct_batch(
+                    fill,
+                    candidate.members,
+                    candidate.risky,
+                    now,
+                    t_cur if horizon else None,
+                    cap,
+                )
+                if built is not None:
+                    diagnostics = Diagnostics(
+                        t_cur=t_cur,
+                        t_next=t_next,
+                        candidate_latency=candidate.latency,
+                        risky=tuple(r.id for r in candidate.risky),
+                        anchor=built.anchor.id,
+                        anchor_slack=built.anchor.deadline - now,
+                        repaired=built.repaired,
+                    )
+                    return _constructed(admission, built, diagnostics), pstate
+        decision = sliding_chunk(fill, horizon, cap, config)
+        latency = fill.price(0, decision.budget)
+        plan = BatchPlan(
+            allocations=greedy_allocations(
+                admission.decodes, queue[: fill.pieces], decision.budget
+            ),
+            path="chunker" if admission.decodes or decision.budget else "idle",
+            prefill_budget=decision.budget,
+            predicted_latency=latency,
+            diagnostics=Diagnostics(t_cur=t_cur, t_next=t_next, budget_sum=decision.budget_sum),
+            preempted=admission.preempted,
+            deferred=admission.deferred,
+        )
+        return plan, pstate
+
+    def observe(
+        self, pstate: SlidingState, state: SchedulerState, plan: BatchPlan, latency: float
+    ) -> SlidingState:
+        """Add (batch, latency) to the statistics; refit every `refit_every` observations."""
+        if pstate.stats is None or not plan.allocations:
+            return pstate
+        by_id = {r.id: r for r in state.requests}
+        chunks = np.array([a.tokens for a in plan.allocations], dtype=np.int64)
+        contexts = np.array(
+            [by_id[a.request_id].context_tokens for a in plan.allocations], dtype=np.int64
+        )
+        x, scenario = batch_features(chunks, contexts)
+        stats = pstate.stats.add(x, scenario, latency, self.config.forgetting)
+        seen = pstate.since_refit + 1
+        if self.config.refit_every is None or seen < self.config.refit_every:
+            return attrs.evolve(pstate, stats=stats, since_refit=seen)
+        predictor = solve(stats, prior=pstate.predictor, source=pstate.predictor.source)
+        return SlidingState(predictor, stats, 0)
+
+
+def _constructed(admission: Admission, built: Construction, diagnostics: Diagnostics) -> BatchPlan:
+    prefills: list[tuple[Request, int]] = [(r, r.remaining_prefill) for r in built.chosen]
+    return BatchPlan(
+        allocations=allocations(admission.decodes, prefills),
+        path="constructor",
+        prefill_budget=sum(tokens for _, tokens in prefills),
+        predicted_latency=built.latency,
+        diagnostics=diagnostics,
+        preempted=admission.preempted,
+        deferred=admission.deferred,
+    )

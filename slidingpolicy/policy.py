@@ -1,0 +1,40 @@
+"""The policy protocol: pure functions over an explicit state the caller keeps (optax-style)."""
+
+from __future__ import annotations
+
+from typing import Protocol, TypeVar
+
+from slidingpolicy.plan import BatchPlan
+from slidingpolicy.state import SchedulerState
+
+PolicyState = TypeVar("PolicyState")
+
+
+class Policy(Protocol[PolicyState]):
+    """A scheduler: `init` its state, `plan` one iteration, `observe` the measured latency.
+
+    Whatever a policy remembers between iterations lives in its `PolicyState`, never in the
+    policy object; the same (pstate, state) always gives the same plan.
+    """
+
+    @property
+    def name(self) -> str:
+        """The registry name, e.g. "slidingserve"."""
+        ...
+
+    @property
+    def token_budget(self) -> int:
+        """The most tokens one plan may hold (B_max for SlidingServe)."""
+        ...
+
+    def init(self) -> PolicyState:
+        """The state before the first iteration."""
+        ...
+
+    def plan(self, pstate: PolicyState, state: SchedulerState) -> tuple[BatchPlan, PolicyState]:
+        """The batch to run now, and the state after deciding it."""
+        ...
+
+    def observe(self, pstate: PolicyState, plan: BatchPlan, latency: float) -> PolicyState:
+        """The state after `plan` ran and took `latency` seconds."""
+        ...

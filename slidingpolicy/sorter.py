@@ -1,0 +1,65 @@
+"""MLPS, the multi-level priority sorter (§4.3, eq. 10–16), and the EDF order it replaces."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from slidingpolicy.config import SlidingConfig
+from slidingpolicy.request import Request
+from slidingpolicy.state import SchedulerState
+
+MlpsKey = tuple[int, int, int, int, float, str]
+
+
+def is_urgent(
+    request: Request, now: float, throughput: float, alpha: float, epsilon: float
+) -> bool:
+    """e_i = 1[r_i / (ρ_t · max(s_i, ε)) > α] (eq. 12–14)."""
+    urgency = request.remaining_prefill / (throughput * max(request.deadline - now, epsilon))
+    return urgency > alpha
+
+
+def mlps_key(request: Request, now: float, throughput: float, config: SlidingConfig) -> MlpsKey:
+    """K_i = (1 − g_i, late_i, 1 − e_i, r_i) then arrival and id (eq. 15).
+
+    late_i = 1 when the TTFT deadline has passed and `demote_late` is on (§7.2), else 0.
+    """
+    late = config.demote_late and request.deadline <= now
+    urgent = is_urgent(request, now, throughput, config.urgency_threshold, config.epsilon)
+    return (
+        0 if request.protected else 1,
+        1 if late else 0,
+        0 if urgent else 1,
+        request.remaining_prefill,
+        request.arrival,
+        request.id,
+    )
+
+
+def edf_key(request: Request) -> tuple[float, float, str]:
+    """Earliest deadline of the next token first, then arrival and id (Sarathi-EDF)."""
+    return (request.deadline, request.arrival, request.id)
+
+
+def fcfs_key(request: Request) -> tuple[float, str]:
+    """First come, first served: arrival, then id."""
+    return (request.arrival, request.id)
+
+
+def order_candidates(
+    candidates: Iterable[Request], now: float, throughput: float, config: SlidingConfig
+) -> list[Request]:
+    """The waiting and prefilling requests in the order `config.order` asks for (eq. 16)."""
+    if config.order == "edf":
+        return sorted(candidates, key=edf_key)
+    return sorted(candidates, key=lambda r: mlps_key(r, now, throughput, config))
+
+
+def sort_candidates(
+    state: SchedulerState, config: SlidingConfig | None = None
+) -> tuple[Request, ...]:
+    """Q_t: the state's waiting and prefilling requests, highest priority first (Alg. 2)."""
+    config = config or SlidingConfig()
+    return tuple(
+        order_candidates(state.prefill_candidates, state.now, state.prefill_throughput, config)
+    )

@@ -1,0 +1,29 @@
+"""The candidate batch and the violation check (§3, Alg. 3 lines 1–3)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import attrs
+
+from slidingpolicy.fill import Fill
+from slidingpolicy.request import Request
+
+
+@attrs.frozen(slots=True)
+class Candidate:
+    """The queue filled greedily up to the cap: its members, T̂_full and the risky requests."""
+
+    members: tuple[Request, ...]
+    latency: float
+    risky: tuple[Request, ...]
+
+
+def check_violations(fill: Fill, queue: Sequence[Request], cap: int, now: float) -> Candidate:
+    """Fill `queue` up to `cap` tokens, predict T̂_full, and flag the live prefill requests of
+    that batch whose TTFT slack is below it (0 < s_i < T̂_full)."""
+    tokens = min(cap, fill.total)
+    latency = fill.price(0, tokens)
+    members = tuple(queue[: fill.piece_of(tokens) + 1]) if tokens > 0 else ()
+    risky = tuple(m for m in members if 0.0 < m.deadline - now < latency)
+    return Candidate(members, latency, risky)

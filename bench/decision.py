@@ -1,0 +1,108 @@
+"""Wall time of one policy decision (`plan`) on realistic scheduler states.
+
+States: D decodes and Q prefill candidates drawn from the mixed-v1 length tables, default
+SLOs (ShareGPT 3 s / 100 ms), the default predictor (qwen2.5-7b, 2× rtx3090). The chunker
+states give every candidate ample TTFT slack; the constructor states put a quarter of the
+candidates, with 20–300 prompt tokens left, 0.1–0.3 s from their TTFT deadline, so that
+the violation check routes to BatchConstructor.
+Prints p50 and p99 over many repetitions per state; run: `python bench/decision.py`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from collections.abc import Callable, Sequence
+from functools import partial
+
+import numpy as np
+
+from slidingpolicy import Request, SchedulerState, SlidingServe
+from slidingpolicy.plan import BatchPlan
+from slidingpolicy.predictor.profiling import default_predictor
+from slidingpolicy.workloads.distributions import ARXIV, SHAREGPT
+
+NOW = 1000.0
+TTFT, TBT = 3.0, 0.1
+
+
+def _lengths(n: int, rng: np.random.Generator) -> tuple[list[int], list[int]]:
+    arxiv = rng.random(n) < 0.25
+    prompt_s, output_s = SHAREGPT.sample(n, rng)
+    prompt_a, output_a = ARXIV.sample(n, rng)
+    prompt = np.where(arxiv, prompt_a, prompt_s)
+    output = np.where(arxiv, output_a, output_s)
+    return prompt.tolist(), output.tolist()
+
+
+def make_state(
+    decodes: int, candidates: int, risky: bool, rng: np.random.Generator
+) -> SchedulerState:
+    """A state with `decodes` decoding requests and `candidates` waiting/prefilling ones."""
+    requests = []
+    prompts, outputs = _lengths(decodes, rng)
+    for i, (p, o) in enumerate(zip(prompts, outputs, strict=True)):
+        generated = int(rng.integers(1, max(2, o)))
+        slack = rng.uniform(0.05, 1.0)
+        arrival = NOW + slack - TTFT - generated * TBT
+        requests.append(Request(f"d{i}", max(arrival, 0.0), p, p, generated, TTFT, TBT))
+    prompts, _ = _lengths(candidates, rng)
+    for i, p in enumerate(prompts):
+        prefilled = int(rng.integers(1, p)) if p > 1 and rng.random() < 0.2 else 0
+        if risky and i % 4 == 0:
+            slack = rng.uniform(0.1, 0.3)
+            prefilled = max(0, p - int(rng.integers(20, 300)))
+        else:
+            slack = rng.uniform(1.0, TTFT)
+        requests.append(Request(f"q{i}", NOW + slack - TTFT, p, prefilled, 0, TTFT, TBT))
+    return SchedulerState(NOW, tuple(requests), prefill_throughput=8000.0)
+
+
+def measure(plan: Callable[[], tuple[BatchPlan, object]], repeats: int) -> list[float]:
+    """Wall times (seconds) of `repeats` calls."""
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        plan()
+        times.append(time.perf_counter() - start)
+    return times
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    """The q-th percentile (0–100)."""
+    return float(np.percentile(values, q))
+
+
+def main() -> None:
+    """Print the table."""
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--states", type=int, default=20, help="states per cell")
+    parser.add_argument("--repeats", type=int, default=50, help="calls per state")
+    args = parser.parse_args()
+    policy = SlidingServe(default_predictor())
+    pstate = policy.init()
+    rng = np.random.default_rng(7)
+    print(
+        f"{'policy':14s} {'path':12s} {'decodes':>7s} {'cands':>5s} "
+        f"{'p50 µs':>8s} {'p99 µs':>8s}  paths"
+    )
+    for risky in (False, True):
+        for decodes in (16, 64, 256):
+            for candidates in (8, 32, 64):
+                times: list[float] = []
+                paths: dict[str, int] = {}
+                for _ in range(args.states):
+                    state = make_state(decodes, candidates, risky, rng)
+                    chosen, _ = policy.plan(pstate, state)
+                    paths[chosen.path] = paths.get(chosen.path, 0) + 1
+                    times += measure(partial(policy.plan, pstate, state), args.repeats)
+                label = "constructor" if risky else "chunker"
+                seen = ",".join(f"{k}:{v}" for k, v in sorted(paths.items()))
+                print(
+                    f"{policy.name:14s} {label:12s} {decodes:7d} {candidates:5d} "
+                    f"{percentile(times, 50) * 1e6:8.0f} {percentile(times, 99) * 1e6:8.0f}  {seen}"
+                )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,89 @@
+"""Hypothesis strategies for scheduler states, predictors and configurations.
+
+States cover the corners the invariants care about: empty queues, decode-only and
+prefill-only states, late requests (deadline passed), protected requests, huge and tiny
+SLOs, partial prefills, and KV limits from none to fewer slots than decodes.
+"""
+
+from __future__ import annotations
+
+from hypothesis import strategies as st
+
+from slidingpolicy import LatencyPredictor, LinearModel, Request, SchedulerState, SlidingConfig
+
+NOW = 100.0
+
+# Realistic magnitudes of each weight (seconds per unit of x1..x7) on the built-in profiles.
+SCALES = (1e-9, 1e-8, 1e-7, 1e-4, 1e-7, 2e-4, 1e-5)
+
+
+@st.composite
+def linear_models(draw: st.DrawFn) -> LinearModel:
+    """A non-negative model; each weight is zero or within three decades of its scale."""
+    weights = []
+    for scale in SCALES:
+        on = draw(st.booleans())
+        weights.append(draw(st.floats(0.001, 3.0)) * scale if on else 0.0)
+    return LinearModel(draw(st.floats(0.0, 0.02)), tuple(weights))
+
+
+@st.composite
+def predictors(draw: st.DrawFn) -> LatencyPredictor:
+    """Independent models per scenario, as a fit with few shared samples can give."""
+    decode, prefill, mixed, fallback = (draw(linear_models()) for _ in range(4))
+    return LatencyPredictor(decode, prefill, mixed, fallback=fallback)
+
+
+slos = st.sampled_from([(0.05, 0.01), (0.5, 0.05), (3.0, 0.1), (10.0, 0.2), (1e4, 1e3)])
+
+
+@st.composite
+def decoding_requests(draw: st.DrawFn, rid: str) -> Request:
+    """A decoding request; its next-token deadline may be ahead or already passed."""
+    ttft, tbt = draw(slos)
+    prompt = draw(st.integers(1, 8192))
+    generated = draw(st.integers(1, 500))
+    slack = draw(st.floats(-2.0, 3.0))
+    arrival = min(NOW, max(0.0, NOW + slack - ttft - generated * tbt))
+    return Request(
+        rid, arrival, prompt, prompt, generated, ttft, tbt, protected=draw(st.booleans())
+    )
+
+
+@st.composite
+def prefill_requests(draw: st.DrawFn, rid: str) -> Request:
+    """A waiting or partly prefilled request, possibly late, possibly protected; its TTFT
+    slack is often within a batch's latency, which is what routes to the constructor."""
+    ttft, tbt = draw(slos)
+    prompt = draw(st.integers(1, 4096))
+    prefilled = draw(st.sampled_from([0, 0, draw(st.integers(0, prompt - 1))]))
+    slack = draw(st.one_of(st.floats(-ttft, ttft), st.floats(0.0, 0.4)))
+    arrival = min(NOW, max(0.0, NOW + slack - ttft))
+    return Request(rid, arrival, prompt, prefilled, 0, ttft, tbt, protected=draw(st.booleans()))
+
+
+@st.composite
+def states(draw: st.DrawFn, max_decodes: int = 40, max_candidates: int = 16) -> SchedulerState:
+    """A snapshot with any mix of decodes and prefill candidates, with or without a KV limit."""
+    decodes = draw(st.integers(0, max_decodes))
+    candidates = draw(st.integers(0, max_candidates))
+    requests = [draw(decoding_requests(f"d{i}")) for i in range(decodes)]
+    requests += [draw(prefill_requests(f"p{i}")) for i in range(candidates)]
+    order = draw(st.permutations(range(len(requests))))
+    kv = draw(st.one_of(st.none(), st.integers(0, 3000)))
+    throughput = draw(st.floats(100.0, 50_000.0))
+    return SchedulerState(NOW, tuple(requests[i] for i in order), throughput, kv)
+
+
+@st.composite
+def configs(draw: st.DrawFn) -> SlidingConfig:
+    """Any valid configuration, including the ablations and windows 1–3."""
+    return SlidingConfig(
+        max_batch_tokens=draw(st.sampled_from([64, 512, 2048, 4096])),
+        urgency_threshold=draw(st.sampled_from([0.5, 1.0, 2.0])),
+        window=draw(st.integers(1, 3)),
+        demote_late=draw(st.booleans()),
+        split_search=draw(st.sampled_from(["exact", "ternary"])),
+        order=draw(st.sampled_from(["mlps", "edf"])),
+        constructor=draw(st.booleans()),
+    )

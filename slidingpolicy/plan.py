@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import math
-
 import attrs
 
 from slidingpolicy import _validate
@@ -35,16 +33,17 @@ class Allocation:
 class Diagnostics:
     """Why a plan is what it is: the window (eq. 7–8), the budgets and the constructor's anchor.
 
-    Times are seconds; NaN where the quantity does not apply to the path taken.
+    Times are seconds; None where the quantity does not apply (no D_safe, no window, the
+    chunker path).
     """
 
-    t_cur: float = math.nan
-    t_next: float = math.nan
+    t_cur: float | None = None
+    t_next: float | None = None
     budget_sum: int = 0
-    candidate_latency: float = math.nan
+    candidate_latency: float | None = None
     risky: tuple[str, ...] = ()
     anchor: str | None = None
-    anchor_slack: float = math.nan
+    anchor_slack: float | None = None
     repaired: bool = False
 
 

@@ -87,3 +87,30 @@ def configs(draw: st.DrawFn) -> SlidingConfig:
         order=draw(st.sampled_from(["mlps", "edf"])),
         constructor=draw(st.booleans()),
     )
+
+
+@st.composite
+def pressed_states(draw: st.DrawFn) -> SchedulerState:
+    """States where the violation check fires: decodes with room in their TBT slack and
+    short prefills close to their TTFT deadline (the BatchConstructor's territory)."""
+    requests = []
+    for i in range(draw(st.integers(0, 24))):
+        prompt = draw(st.integers(1, 4096))
+        generated = draw(st.integers(1, 200))
+        slack = draw(st.floats(0.03, 1.0))
+        arrival = min(NOW, max(0.0, NOW + slack - 3.0 - generated * 0.1))
+        requests.append(Request(f"d{i}", arrival, prompt, prompt, generated, 3.0, 0.1))
+    for i in range(draw(st.integers(1, 12))):
+        prompt = draw(st.integers(1, 2048))
+        left = draw(st.integers(1, min(prompt, 600)))
+        slack = draw(st.floats(-0.05, 0.5))
+        arrival = min(NOW, NOW + slack - 3.0)
+        requests.append(Request(f"p{i}", arrival, prompt, prompt - left, 0, 3.0, 0.1))
+    return SchedulerState(NOW, tuple(requests), draw(st.floats(1000.0, 20_000.0)))
+
+
+def realistic_predictors() -> st.SearchStrategy[LatencyPredictor]:
+    """The packaged default predictor (qwen2.5-7b on 2× rtx3090), as a strategy."""
+    from slidingpolicy.predictor.profiling import default_predictor
+
+    return st.just(default_predictor())

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import math
-
 import attrs
 import numpy as np
 
@@ -59,8 +57,8 @@ class SlidingServe:
         cap = admission.prefill_cap
         fill = Fill.of(pstate.predictor, admission.decodes, queue, reach=config.window * cap)
         horizon = window_deadlines(admission.decodes, now, config.window)
-        t_cur = horizon[0] if horizon else math.nan
-        t_next = horizon[1] - horizon[0] if len(horizon) > 1 else math.nan
+        t_cur = horizon[0] if horizon else None
+        t_next = horizon[1] - horizon[0] if len(horizon) > 1 else None
         if config.constructor and cap > 0:
             candidate = check_violations(fill, queue, cap, now)
             if candidate.risky:
@@ -69,7 +67,7 @@ class SlidingServe:
                     candidate.members,
                     candidate.risky,
                     now,
-                    t_cur if horizon else None,
+                    t_cur,
                     cap,
                 )
                 if built is not None:

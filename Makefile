@@ -1,0 +1,34 @@
+# One entry point for people and CI: `make demo` runs the main job, `make test` the checks.
+# Both create the virtual environment first (.venv, from pyproject.toml) when it is missing.
+
+VENV ?= .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+.PHONY: setup demo test lint typecheck unit bench
+
+$(STAMP): pyproject.toml
+	python3 -m venv $(VENV)
+	$(PY) -m pip install --quiet --editable '.[dev]'
+	touch $(STAMP)
+
+setup: $(STAMP)
+
+demo: setup
+	$(VENV)/bin/slidingpolicy demo
+
+lint: setup
+	$(PY) -m ruff check .
+	$(PY) -m ruff format --check .
+
+typecheck: setup
+	$(PY) -m mypy
+
+unit: setup
+	$(PY) -m pytest
+
+test: lint typecheck unit
+
+bench: setup
+	$(PY) bench/decision.py
+	$(PY) bench/engine.py

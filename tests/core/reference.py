@@ -1,0 +1,47 @@
+"""Slow, obvious reference implementations the fast paths are checked against."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from slidingpolicy import LatencyPredictor
+
+
+def interval_batch(
+    decode_contexts: Sequence[int],
+    remaining: Sequence[int],
+    contexts: Sequence[int],
+    lo: int,
+    hi: int,
+    step: int = 0,
+) -> tuple[list[int], list[int]]:
+    """The batch, built request by request, of the iteration `step` ahead running [lo, hi)."""
+    chunks = [1] * len(decode_contexts)
+    cached = [u + step for u in decode_contexts]
+    start = 0
+    for r, u in zip(remaining, contexts, strict=True):
+        end = start + r
+        if end <= lo:
+            chunks.append(1)
+            cached.append(u + r)
+        else:
+            c = max(0, min(end, hi) - max(start, lo))
+            if c > 0:
+                chunks.append(c)
+                cached.append(u + max(0, lo - start))
+        start = end
+    return chunks, cached
+
+
+def predicted(predictor: LatencyPredictor, batch: tuple[list[int], list[int]]) -> float:
+    """T̂ of an explicit batch."""
+    chunks, cached = batch
+    return predictor.predict(np.array(chunks, dtype=np.int64), np.array(cached, dtype=np.int64))
+
+
+def scan_budget(latencies: Sequence[float], target: float) -> int:
+    """The largest b with latencies[b] ≤ target, else 0 (TimeToBudget by linear scan)."""
+    fits = [b for b, t in enumerate(latencies) if t <= target]
+    return fits[-1] if fits else 0

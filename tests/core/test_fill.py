@@ -1,0 +1,67 @@
+"""Pricing fills: prefix-sum prices equal the predictor on explicitly built batches."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from slidingpolicy import LatencyPredictor
+from slidingpolicy.fill import Fill, greedy_fill
+from tests.core.reference import interval_batch, predicted
+from tests.strategies import predictors
+
+queues = st.lists(st.tuples(st.integers(1, 12), st.integers(0, 40)), max_size=8)
+decode_sets = st.lists(st.integers(1, 200), max_size=6)
+
+
+@given(predictors(), decode_sets, queues, st.data())
+@settings(max_examples=300)
+def test_price_of_any_interval_equals_the_predictor_on_that_batch(
+    predictor: LatencyPredictor,
+    decodes: list[int],
+    queue: list[tuple[int, int]],
+    data: st.DataObject,
+) -> None:
+    remaining, contexts = [r for r, _ in queue], [u for _, u in queue]
+    fill = Fill(predictor, decodes, remaining, contexts)
+    lo = data.draw(st.integers(0, fill.total))
+    hi = data.draw(st.integers(lo, fill.total))
+    step = data.draw(st.integers(0, 3))
+    expected = predicted(predictor, interval_batch(decodes, remaining, contexts, lo, hi, step))
+    assert fill.price(lo, hi, step) == pytest.approx(expected, rel=1e-12, abs=1e-15)
+    vector = fill.latencies(np.array([lo]), np.array([hi]), step)
+    assert vector[0] == pytest.approx(expected, rel=1e-12, abs=1e-15)
+
+
+@given(predictors(), decode_sets, queues, st.data())
+@settings(max_examples=200)
+def test_piece_closed_forms_equal_the_price(
+    predictor: LatencyPredictor,
+    decodes: list[int],
+    queue: list[tuple[int, int]],
+    data: st.DataObject,
+) -> None:
+    remaining, contexts = [r for r, _ in queue], [u for _, u in queue]
+    fill = Fill(predictor, decodes, remaining, contexts)
+    pieces = [k for k, r in enumerate(remaining) if r >= 2]
+    if not pieces:
+        return
+    k = data.draw(st.sampled_from(pieces))
+    c = data.draw(st.integers(2, remaining[k]))
+    b = fill.cum[k] + c
+    assert fill.first(k)(c) == pytest.approx(fill.price(0, b), rel=1e-12, abs=1e-15)
+    end = data.draw(st.integers(b, fill.total))
+    then, whole = fill.following(k, end)
+    if whole - c >= 2:
+        expected = fill.price(b, end, 1)
+        assert then(whole - c) == pytest.approx(expected, rel=1e-12, abs=1e-15)
+
+
+@given(st.lists(st.integers(1, 50), max_size=10), st.integers(0, 300))
+def test_greedy_fill_gives_each_request_what_is_left(remaining: list[int], budget: int) -> None:
+    chunks = greedy_fill(remaining, budget)
+    assert sum(chunks) == min(budget, sum(remaining))
+    assert all(0 < c <= r for c, r in zip(chunks, remaining, strict=False))
+    assert all(c == r for c, r in zip(chunks[:-1], remaining, strict=False))

@@ -1,0 +1,189 @@
+"""The batch latency predictor (§4.1): features, scenarios, NNLS fit, online update, files."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from slidingpolicy import LatencyPredictor, LinearModel, PredictorFormatError
+from slidingpolicy.predictor import (
+    DECODE,
+    MIXED,
+    PREFILL,
+    PredictorStats,
+    Sample,
+    accumulate,
+    batch_features,
+    evaluate,
+    fit_predictor,
+    solve,
+)
+from slidingpolicy.predictor.profiling import default_predictor, profile, random_batch
+from tests.strategies import predictors
+
+
+def arrays(chunks: list[int], contexts: list[int]) -> tuple[np.ndarray, np.ndarray]:
+    return np.array(chunks, dtype=np.int64), np.array(contexts, dtype=np.int64)
+
+
+def test_features_follow_eq_4_with_one_token_chunks_as_decodes() -> None:
+    x, scenario = batch_features(*arrays([1, 1, 300, 1, 5], [100, 50, 20, 7, 0]))
+    # P = {(300, 20), (5, 0)}; D = {(1, 100), (1, 50), (1, 7)}: a 1-token chunk is a decode.
+    assert x.tolist() == [
+        300 * 320 + 5 * 5,
+        300**2 + 25,
+        100 + 50 + 20 + 7 + 0,
+        3,
+        157,
+        305,
+        300,
+    ]
+    assert scenario == MIXED
+
+
+@pytest.mark.parametrize(
+    ("chunks", "scenario"),
+    [([1, 1], DECODE), ([2, 9], PREFILL), ([1, 2], MIXED), ([1], DECODE)],
+)
+def test_scenario_follows_eq_5(chunks: list[int], scenario: int) -> None:
+    assert batch_features(*arrays(chunks, [0] * len(chunks)))[1] == scenario
+
+
+@given(predictors(), st.lists(st.tuples(st.integers(1, 4000), st.integers(0, 8000)), max_size=40))
+@settings(max_examples=100)
+def test_predict_is_eq_6_of_the_scenario_model(
+    predictor: LatencyPredictor, batch: list[tuple[int, int]]
+) -> None:
+    chunks, contexts = arrays([c for c, _ in batch], [u for _, u in batch])
+    if not batch:
+        assert predictor.predict(chunks, contexts) == 0.0
+        return
+    x, scenario = batch_features(chunks, contexts)
+    model = predictor.models[scenario]
+    expected = model.intercept + sum(w * v for w, v in zip(model.weights, x, strict=True))
+    assert predictor.predict(chunks, contexts) == pytest.approx(expected, rel=1e-12)
+
+
+def truth() -> LatencyPredictor:
+    """A known non-negative model per scenario, with a zero weight in each."""
+    return LatencyPredictor(
+        LinearModel(0.010, (0, 0, 2e-8, 1.4e-4, 2e-8, 0, 0)),
+        LinearModel(0.005, (4e-9, 0, 1e-6, 0, 0, 1.5e-4, 2e-6)),
+        LinearModel(0.007, (4e-9, 1e-9, 6e-8, 1e-4, 0, 1.5e-4, 0)),
+        fallback=LinearModel(0.007, (4e-9, 1e-9, 6e-8, 1e-4, 0, 1.5e-4, 0)),
+    )
+
+
+def noiseless_samples(model: LatencyPredictor, n: int, seed: int) -> list[Sample]:
+    rng = np.random.default_rng(seed)
+    samples = []
+    for _ in range(n):
+        chunks, contexts = random_batch(rng)
+        latency = model.predict(*arrays(chunks, contexts))
+        samples.append(Sample(chunks, contexts, latency))
+    return samples
+
+
+def test_fit_recovers_a_non_negative_model_from_noiseless_samples() -> None:
+    samples = noiseless_samples(truth(), 600, seed=1)
+    fitted = fit_predictor(samples)
+    for report in evaluate(fitted, noiseless_samples(truth(), 200, seed=2)):
+        assert report.mae < 1e-7, report
+    assert (fitted.coefficients >= 0).all()
+
+
+def test_fit_never_returns_a_negative_weight_even_when_least_squares_wants_one() -> None:
+    rng = np.random.default_rng(3)
+    samples = [
+        Sample([2 + i], [0], 0.05 - 1e-5 * (2 + i) + rng.normal(0, 1e-4)) for i in range(200)
+    ]
+    fitted = fit_predictor(samples, min_samples=10)
+    assert fitted.prefill.weights[5] == 0.0
+    assert (fitted.coefficients >= 0).all()
+
+
+def test_scenario_with_few_samples_falls_back_to_the_global_model() -> None:
+    samples = noiseless_samples(truth(), 300, seed=4)
+    decodes_only = [s for s in samples if max(s.chunks) == 1][:5]
+    others = [s for s in samples if max(s.chunks) > 1]
+    fitted = fit_predictor(decodes_only + others, min_samples=30)
+    assert fitted.decode.weights == fitted.fallback.weights
+    assert fitted.decode.samples == 5
+
+
+def test_online_statistics_equal_batch_statistics() -> None:
+    samples = noiseless_samples(truth(), 80, seed=5)
+    stats = PredictorStats.empty()
+    for sample in samples:
+        x, scenario = sample.features()
+        stats = stats.add(x, scenario, sample.latency)
+    batch = accumulate(samples)
+    assert np.allclose(stats.gram, batch.gram)
+    assert np.allclose(stats.moment, batch.moment)
+    assert stats.count.tolist() == batch.count.tolist()
+
+
+def test_forgetting_discounts_old_observations() -> None:
+    x, scenario = batch_features(*arrays([1, 1], [10, 20]))
+    stats = PredictorStats.empty().add(x, scenario, 0.01, 0.5).add(x, scenario, 0.02, 0.5)
+    assert stats.count[DECODE] == pytest.approx(1.5)
+    assert stats.moment[DECODE][0] == pytest.approx(0.01 * 0.5 + 0.02)
+
+
+def test_solve_keeps_the_prior_where_data_are_scarce() -> None:
+    prior = truth()
+    stats = accumulate(noiseless_samples(truth(), 3, seed=6))
+    refit = solve(stats, min_samples=30, prior=prior)
+    assert refit.models == prior.models
+
+
+def test_statistics_records_are_read_only() -> None:
+    stats = PredictorStats.empty()
+    with pytest.raises(ValueError, match="read-only"):
+        stats.gram[0, 0, 0] = 1.0
+
+
+def test_save_and_load_round_trip(tmp_path: Path) -> None:
+    path = tmp_path / "p.json"
+    truth().save(path)
+    assert LatencyPredictor.load(path) == truth()
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ('{"format": "slidingpolicy.predictor", "version": 99}', "format version 99"),
+        ('{"format": "other"}', "not a slidingpolicy.predictor file"),
+        ("not json", "cannot read predictor"),
+        ('{"format": "slidingpolicy.predictor", "version": 1, "models": {}}', "malformed"),
+    ],
+)
+def test_load_rejects_bad_files(tmp_path: Path, content: str, message: str) -> None:
+    path = tmp_path / "p.json"
+    path.write_text(content)
+    with pytest.raises(PredictorFormatError, match=message):
+        LatencyPredictor.load(path)
+
+
+def test_load_rejects_negative_weights(tmp_path: Path) -> None:
+    data = truth().to_dict()
+    data["models"]["mixed"]["weights"][0] = -1.0
+    path = tmp_path / "p.json"
+    path.write_text(json.dumps(data))
+    with pytest.raises(PredictorFormatError, match=r"weights\[0\]=-1.0 must be >= 0"):
+        LatencyPredictor.load(path)
+
+
+def test_default_predictor_is_packaged_and_accurate_on_its_hardware() -> None:
+    from slidingpolicy.hardware import default_hardware
+
+    predictor = default_predictor()
+    held_out = profile(default_hardware(), 600, seed=99)
+    reports = {r.scenario: r for r in evaluate(predictor, held_out)}
+    assert reports["all"].r2 >= 0.99
+    assert predictor.source == default_hardware().name

@@ -1,0 +1,81 @@
+"""The window split (eq. 9): the exact minimizer against an exhaustive scan."""
+
+from __future__ import annotations
+
+import math
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from slidingpolicy import LatencyPredictor
+from slidingpolicy.budget import fill_budget
+from slidingpolicy.fill import Fill
+from slidingpolicy.split import exact_split, ternary_split, two_step_cost, window_split
+from tests.strategies import predictors
+
+queues = st.lists(st.tuples(st.integers(1, 60), st.integers(0, 80)), min_size=1, max_size=6)
+
+
+@st.composite
+def split_cases(draw: st.DrawFn) -> tuple[Fill, int, int, float]:
+    """A fill, a window budget B_Σ ≤ its queue, a per-iteration cap and a deadline T_cur."""
+    predictor = draw(predictors())
+    decodes = draw(st.lists(st.integers(1, 300), max_size=5))
+    queue = draw(queues)
+    fill = Fill(predictor, decodes, [r for r, _ in queue], [u for _, u in queue])
+    budget_sum = draw(st.integers(0, fill.total))
+    cap = draw(st.integers(max(1, (budget_sum + 1) // 2), max(1, budget_sum + 5)))
+    prices = [fill.price(0, b) for b in range(min(budget_sum, cap) + 1)]
+    deadline = draw(st.one_of(st.sampled_from(prices), st.floats(0.0, 2 * max(prices) + 1e-6)))
+    return fill, budget_sum, cap, deadline
+
+
+def exhaustive(fill: Fill, budget_sum: int, cap: int, deadline: float) -> tuple[int, float]:
+    """The minimum cost over feasible b in range (b = 0 always allowed), by enumeration."""
+    lo, hi = max(0, budget_sum - cap), min(budget_sum, cap)
+    feasible = [b for b in range(lo, hi + 1) if b == 0 or fill.price(0, b) <= deadline]
+    if not feasible:
+        b = fill_budget(fill, deadline, lo)
+        return b, two_step_cost(fill, b, budget_sum)
+    best = min(feasible, key=lambda b: (two_step_cost(fill, b, budget_sum), -b))
+    return best, two_step_cost(fill, best, budget_sum)
+
+
+@given(split_cases())
+@settings(max_examples=400)
+def test_exact_split_attains_the_exhaustive_minimum(case: tuple[Fill, int, int, float]) -> None:
+    fill, budget_sum, cap, deadline = case
+    b = exact_split(fill, budget_sum, cap, deadline)
+    best, cost = exhaustive(fill, budget_sum, cap, deadline)
+    assert b == 0 or fill.price(0, b) <= deadline
+    assert math.isclose(two_step_cost(fill, b, budget_sum), cost, rel_tol=1e-9, abs_tol=1e-15)
+    if max(0, budget_sum - cap) <= best:
+        assert max(0, budget_sum - cap) <= b <= min(budget_sum, cap)
+
+
+@given(split_cases())
+@settings(max_examples=200)
+def test_ternary_split_meets_the_deadline(case: tuple[Fill, int, int, float]) -> None:
+    fill, budget_sum, cap, deadline = case
+    b = ternary_split(fill, budget_sum, cap, deadline)
+    assert b == 0 or fill.price(0, b) <= deadline
+    assert b <= min(budget_sum, cap)
+
+
+@given(split_cases(), st.integers(3, 4))
+@settings(max_examples=100)
+def test_longer_windows_meet_the_deadline(case: tuple[Fill, int, int, float], k: int) -> None:
+    fill, budget_sum, cap, deadline = case
+    b = window_split(fill, budget_sum, cap, deadline, k)
+    assert b == 0 or fill.price(0, b) <= deadline
+    assert b <= min(budget_sum, cap)
+
+
+def test_split_of_a_convex_single_request_is_balanced() -> None:
+    """With one long prompt and a convex T̂ (eq. 23) the split halves B_Σ (§6.1)."""
+    from slidingpolicy import LinearModel
+
+    model = LinearModel(0.01, (0.0, 1e-7, 0.0, 0.0, 0.0, 1e-4, 0.0))
+    predictor = LatencyPredictor(model, model, model, fallback=model)
+    fill = Fill(predictor, [], [4000], [0])
+    assert exact_split(fill, 2000, 2048, 1.0) == 1000

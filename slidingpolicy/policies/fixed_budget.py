@@ -1,0 +1,78 @@
+"""The loop the FCFS-family baselines share: decodes first, then a greedy fill of the prefill
+queue, in the baseline's own order, up to a fixed token budget (vLLM, Sarathi-Serve, Sarathi-EDF).
+
+Nothing here knows about SLOs: a baseline is this loop plus a sort key and a budget.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import attrs
+
+from slidingpolicy import _validate
+from slidingpolicy.admission import Admission, admit, greedy_allocations
+from slidingpolicy.fill import Fill
+from slidingpolicy.plan import BatchPlan
+from slidingpolicy.predictor.model import LatencyPredictor
+from slidingpolicy.request import Request
+from slidingpolicy.state import SchedulerState
+
+QueueKey = Callable[[Request], Any]
+"""A sort key over prefill candidates; smaller runs first."""
+
+
+@attrs.frozen(slots=True)
+class Stateless:
+    """The policy state of a baseline that remembers nothing between iterations."""
+
+
+def fill_plan(
+    fill: Fill, admission: Admission, queue: Sequence[Request], budget: int, path: str
+) -> BatchPlan:
+    """The admitted decodes plus a greedy fill of up to `budget` prefill tokens down `queue`.
+
+    `fill` prices `queue` beside the admitted decodes and reaches at least the admission's
+    prefill cap. The budget is cut to that cap and to the queue's tokens; the plan's predicted
+    latency is the predictor's T̂ of the batch. An empty batch is the "idle" path.
+    """
+    budget = max(0, min(budget, admission.prefill_cap, fill.total))
+    return BatchPlan(
+        allocations=greedy_allocations(admission.decodes, queue[: fill.pieces], budget),
+        path=path if admission.decodes or budget else "idle",
+        prefill_budget=budget,
+        predicted_latency=fill.price(0, budget),
+        preempted=admission.preempted,
+        deferred=admission.deferred,
+    )
+
+
+@attrs.frozen(slots=True)
+class FixedBudget:
+    """A fixed token budget per iteration: decodes first, then prefills in `key` order."""
+
+    predictor: LatencyPredictor
+    name: str
+    token_budget: int
+    key: QueueKey
+
+    def __attrs_post_init__(self) -> None:
+        _validate.integer(f"policy {self.name!r}", "token_budget", self.token_budget, 1)
+
+    def init(self) -> Stateless:
+        """Nothing to remember."""
+        return Stateless()
+
+    def plan(self, pstate: Stateless, state: SchedulerState) -> tuple[BatchPlan, Stateless]:
+        """Admit the decodes, then fill what is left of the budget down the ordered queue."""
+        admission = admit(state, self.token_budget)
+        queue = sorted(state.prefill_candidates, key=self.key)
+        fill = Fill.of(self.predictor, admission.decodes, queue, reach=admission.prefill_cap)
+        return fill_plan(fill, admission, queue, admission.prefill_cap, self.name), pstate
+
+    def observe(
+        self, pstate: Stateless, state: SchedulerState, plan: BatchPlan, latency: float
+    ) -> Stateless:
+        """Nothing to learn."""
+        return pstate

@@ -1,0 +1,24 @@
+"""Sarathi-Serve (Agrawal et al., OSDI 2024): stall-free batching with a fixed token budget.
+
+Decodes first, then the prefills already in progress, then new prompts, each group in arrival
+order, filled greedily up to the budget (the paper's chunk size; 512 by default).
+"""
+
+from __future__ import annotations
+
+from slidingpolicy.policies.fixed_budget import FixedBudget
+from slidingpolicy.predictor.model import LatencyPredictor
+from slidingpolicy.request import Request
+
+NAME = "sarathi"
+DEFAULT_TOKEN_BUDGET = 512
+
+
+def in_progress_first_key(request: Request) -> tuple[int, float, str]:
+    """Partly prefilled requests before new prompts, then arrival, then id."""
+    return (0 if request.prefilled > 0 else 1, request.arrival, request.id)
+
+
+def sarathi(predictor: LatencyPredictor, token_budget: int = DEFAULT_TOKEN_BUDGET) -> FixedBudget:
+    """The Sarathi-Serve baseline with `token_budget` tokens per iteration."""
+    return FixedBudget(predictor, NAME, token_budget, in_progress_first_key)

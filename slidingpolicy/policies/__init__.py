@@ -1,5 +1,18 @@
-"""Scheduling policies: SlidingServe and the baselines it is compared with."""
+"""Scheduling policies: SlidingServe, its ablations and the baselines it is compared with."""
 
+from slidingpolicy.policies.fixed_budget import FixedBudget, Stateless
+from slidingpolicy.policies.qoserve import QoServe, QoServeConfig, QoServeState
+from slidingpolicy.policies.registry import by_name, names
 from slidingpolicy.policies.slidingserve import SlidingServe, SlidingState
 
-__all__ = ["SlidingServe", "SlidingState"]
+__all__ = [
+    "FixedBudget",
+    "QoServe",
+    "QoServeConfig",
+    "QoServeState",
+    "SlidingServe",
+    "SlidingState",
+    "Stateless",
+    "by_name",
+    "names",
+]

@@ -1,0 +1,107 @@
+"""The policy registry: every scheduler by name, built around the engine's predictor."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import partial
+from types import MappingProxyType
+from typing import Any, Protocol, TypeVar
+
+import attrs
+
+from slidingpolicy.errors import InvalidRecordError, UnknownNameError
+from slidingpolicy.plan import BatchPlan
+from slidingpolicy.policies.qoserve import QoServe, QoServeConfig
+from slidingpolicy.policies.sarathi import sarathi
+from slidingpolicy.policies.sarathi_edf import sarathi_edf
+from slidingpolicy.policies.variants import FIXED, sliding_variant, variant_options
+from slidingpolicy.policies.vllm import vllm
+from slidingpolicy.predictor.model import LatencyPredictor
+from slidingpolicy.state import SchedulerState
+
+S = TypeVar("S")
+
+
+class Policy(Protocol[S]):
+    """`slidingpolicy.policy.Policy` with `observe` taking the state the plan was made on.
+
+    Every policy here implements this shape (SlidingServe's predictor learns the batch's
+    contexts from that state); it stands in until `slidingpolicy.policy.Policy` has it.
+    """
+
+    @property
+    def name(self) -> str:
+        """The registry name."""
+        ...
+
+    @property
+    def token_budget(self) -> int:
+        """The most tokens one plan may hold."""
+        ...
+
+    def init(self) -> S:
+        """The state before the first iteration."""
+        ...
+
+    def plan(self, pstate: S, state: SchedulerState) -> tuple[BatchPlan, S]:
+        """The batch to run now, and the state after deciding it."""
+        ...
+
+    def observe(self, pstate: S, state: SchedulerState, plan: BatchPlan, latency: float) -> S:
+        """The state after `plan`, made on `state`, ran and took `latency` seconds."""
+        ...
+
+
+@attrs.frozen(slots=True)
+class Entry:
+    """How to build one registered policy, and the keyword options it accepts."""
+
+    build: Callable[..., Policy[Any]]
+    options: tuple[str, ...]
+
+
+def qoserve(predictor: LatencyPredictor, **options: Any) -> QoServe:
+    """QoServe with `options` overriding fields of `QoServeConfig`."""
+    return QoServe(predictor, QoServeConfig(**options))
+
+
+_BUDGET = ("token_budget",)
+_REGISTRY: MappingProxyType[str, Entry] = MappingProxyType(
+    {
+        "vllm": Entry(vllm, _BUDGET),
+        "sarathi": Entry(sarathi, _BUDGET),
+        "sarathi-edf": Entry(sarathi_edf, _BUDGET),
+        "qoserve": Entry(qoserve, tuple(f.name for f in attrs.fields(QoServeConfig))),
+        **{name: Entry(partial(sliding_variant, name), variant_options(name)) for name in FIXED},
+    }
+)
+
+
+def names() -> tuple[str, ...]:
+    """Every registered policy: the baselines, then the variants of SlidingServe."""
+    return tuple(_REGISTRY)
+
+
+def by_name(name: str, predictor: LatencyPredictor, **options: Any) -> Policy[Any]:
+    """The policy registered as `name`, over `predictor`, with its keyword `options`.
+
+    Raises `UnknownNameError` (listing the known names) for an unknown name, and
+    `InvalidRecordError` naming the option for an option the policy does not take or a
+    value it cannot hold.
+    """
+    entry = _REGISTRY.get(name)
+    if entry is None:
+        raise UnknownNameError("policy", str(name), names())
+    if not isinstance(predictor, LatencyPredictor):
+        raise InvalidRecordError(
+            f"policy {name!r}",
+            "predictor",
+            f"must be a LatencyPredictor, got {type(predictor).__name__}",
+        )
+    for option in options:
+        if option not in entry.options:
+            accepted = ", ".join(entry.options) or "none"
+            raise InvalidRecordError(
+                f"policy {name!r}", option, f"is not one of its options ({accepted})"
+            )
+    return entry.build(predictor, **options)

@@ -1,0 +1,55 @@
+"""The single-step baseline and the ablations of Table 4: configurations of SlidingServe.
+
+Each variant is SlidingServe with some switches fixed, the way an optax alias is a chain of
+the same transformations:
+
+| name                  | order | window  | constructor |
+|-----------------------|-------|---------|-------------|
+| `greedy`              | MLPS  | 1 (eq. 3) | off       |
+| `sarathi-edf+sc`      | EDF   | 2       | off         |
+| `sarathi-edf+sc+mlps` | MLPS  | 2       | off         |
+| `slidingserve`        | MLPS  | 2       | on          |
+
+Every other knob of `SlidingConfig` keeps its default unless the caller sets it.
+"""
+
+from __future__ import annotations
+
+from types import MappingProxyType
+from typing import Any
+
+import attrs
+
+from slidingpolicy.config import SlidingConfig
+from slidingpolicy.errors import InvalidRecordError
+from slidingpolicy.policies.slidingserve import SlidingServe
+from slidingpolicy.predictor.model import LatencyPredictor
+
+FIXED: MappingProxyType[str, MappingProxyType[str, object]] = MappingProxyType(
+    {
+        "greedy": MappingProxyType({"window": 1, "constructor": False}),
+        "sarathi-edf+sc": MappingProxyType({"order": "edf", "constructor": False}),
+        "sarathi-edf+sc+mlps": MappingProxyType({"order": "mlps", "constructor": False}),
+        "slidingserve": MappingProxyType({}),
+    }
+)
+"""The `SlidingConfig` fields each variant fixes."""
+
+OPTIONS: tuple[str, ...] = tuple(field.name for field in attrs.fields(SlidingConfig))
+"""Every `SlidingConfig` field; a variant accepts those it does not fix."""
+
+
+def variant_options(name: str) -> tuple[str, ...]:
+    """The `SlidingConfig` fields variant `name` lets the caller set."""
+    return tuple(option for option in OPTIONS if option not in FIXED[name])
+
+
+def sliding_variant(name: str, predictor: LatencyPredictor, **options: Any) -> SlidingServe:
+    """SlidingServe configured as variant `name`, with `options` for the knobs it leaves free."""
+    for option in options:
+        if option in FIXED[name]:
+            raise InvalidRecordError(
+                f"policy {name!r}", option, f"is fixed to {FIXED[name][option]!r} by this variant"
+            )
+    config = attrs.evolve(SlidingConfig(), **{**options, **FIXED[name]})
+    return SlidingServe(predictor, config, name=name)

@@ -1,11 +1,13 @@
-"""Wall time of one policy decision (`plan`) on realistic scheduler states.
+"""Wall time of one decision (`plan`) of every registered policy on realistic scheduler states.
 
+Every policy decides on the same states, so the rows of one cell compare like with like.
 States: D decodes and Q prefill candidates drawn from the mixed-v1 length tables, default
 SLOs (ShareGPT 3 s / 100 ms), the default predictor (qwen2.5-7b, 2× rtx3090). The chunker
 states give every candidate ample TTFT slack; the constructor states put a quarter of the
 candidates, with 20–300 prompt tokens left, 0.1–0.3 s from their TTFT deadline, so that
 the violation check routes to BatchConstructor.
-Prints p50 and p99 over many repetitions per state; run: `python bench/decision.py`.
+Prints p50 and p99 over many repetitions per state, and the paths the plans took; run
+`python bench/decision.py` (`--policy NAME`, repeatable, to time only some).
 """
 
 from __future__ import annotations
@@ -17,8 +19,9 @@ from functools import partial
 
 import numpy as np
 
-from slidingpolicy import Request, SchedulerState, SlidingServe
+from slidingpolicy import Request, SchedulerState
 from slidingpolicy.plan import BatchPlan
+from slidingpolicy.policies import by_name, names
 from slidingpolicy.predictor.profiling import default_predictor
 from slidingpolicy.workloads.distributions import ARXIV, SHAREGPT
 
@@ -78,30 +81,43 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--states", type=int, default=20, help="states per cell")
     parser.add_argument("--repeats", type=int, default=50, help="calls per state")
+    parser.add_argument(
+        "--policy", action="append", choices=names(), help="time only these (default: all)"
+    )
     args = parser.parse_args()
-    policy = SlidingServe(default_predictor())
-    pstate = policy.init()
+    predictor = default_predictor()
+    policies = [by_name(name, predictor) for name in args.policy or names()]
     rng = np.random.default_rng(7)
+    cells = [
+        (risky, decodes, candidates)
+        for risky in (False, True)
+        for decodes in (16, 64, 256)
+        for candidates in (8, 32, 64)
+    ]
+    drawn = {
+        (risky, d, q): [make_state(d, q, risky, rng) for _ in range(args.states)]
+        for risky, d, q in cells
+    }
     print(
-        f"{'policy':14s} {'path':12s} {'decodes':>7s} {'cands':>5s} "
+        f"{'policy':20s} {'states':12s} {'decodes':>7s} {'cands':>5s} "
         f"{'p50 µs':>8s} {'p99 µs':>8s}  paths"
     )
-    for risky in (False, True):
-        for decodes in (16, 64, 256):
-            for candidates in (8, 32, 64):
-                times: list[float] = []
-                paths: dict[str, int] = {}
-                for _ in range(args.states):
-                    state = make_state(decodes, candidates, risky, rng)
-                    chosen, _ = policy.plan(pstate, state)
-                    paths[chosen.path] = paths.get(chosen.path, 0) + 1
-                    times += measure(partial(policy.plan, pstate, state), args.repeats)
-                label = "constructor" if risky else "chunker"
-                seen = ",".join(f"{k}:{v}" for k, v in sorted(paths.items()))
-                print(
-                    f"{policy.name:14s} {label:12s} {decodes:7d} {candidates:5d} "
-                    f"{percentile(times, 50) * 1e6:8.0f} {percentile(times, 99) * 1e6:8.0f}  {seen}"
-                )
+    for policy in policies:
+        pstate = policy.init()
+        for cell in cells:
+            risky, decodes, candidates = cell
+            times: list[float] = []
+            paths: dict[str, int] = {}
+            for state in drawn[cell]:
+                chosen, _ = policy.plan(pstate, state)
+                paths[chosen.path] = paths.get(chosen.path, 0) + 1
+                times += measure(partial(policy.plan, pstate, state), args.repeats)
+            label = "constructor" if risky else "chunker"
+            seen = ",".join(f"{k}:{v}" for k, v in sorted(paths.items()))
+            print(
+                f"{policy.name:20s} {label:12s} {decodes:7d} {candidates:5d} "
+                f"{percentile(times, 50) * 1e6:8.0f} {percentile(times, 99) * 1e6:8.0f}  {seen}"
+            )
 
 
 if __name__ == "__main__":

@@ -2,8 +2,11 @@
 
 The queue's remaining prompts, laid end to end, form one token stream. An iteration that runs
 stream tokens [lo, hi) gives the request holding `lo` a head chunk, every request strictly
-inside its whole remainder and the request holding `hi − 1` a tail chunk; requests whose
-prefill ended before `lo` have joined the decodes. Prefix sums over the queue give the seven
+inside its whole remainder and the request holding `hi − 1` a tail chunk. For a later
+iteration of the window the decodes hold one more cached token per step; requests whose
+prefill ended before `lo` are left out (the spec's T̂₂: "decode contexts +1, queue after b
+tokens are consumed"), so finishing a prefill now is never priced as a cost later. Prefix
+sums over the queue give the seven
 features of eq. 4 for any interval in O(1) (`price`), and for many intervals at once in one
 vectorized pass (`latencies`, for exhaustive scans).
 
@@ -75,7 +78,7 @@ class Fill:
     """An ordered prefill queue beside a set of decodes, ready to price any part of its stream.
 
     Prefix lists (index k covers requests 0..k−1): `cum` Σr, `p1` Σ_P r(u+r), `p2` Σ_P r²,
-    `p6` Σ_P r, `pu` Σu, `n1` |{r = 1}|, `u1` Σ_{r=1} u, `done` Σ(u+r), `peak` max_P r —
+    `p6` Σ_P r, `pu` Σu, `n1` |{r = 1}|, `u1` Σ_{r=1} u, `peak` max_P r —
     where P are the requests whose whole remainder is ≥ 2 tokens (eq. 4).
     """
 
@@ -86,7 +89,6 @@ class Fill:
         "context",
         "cum",
         "decode_context",
-        "done",
         "n1",
         "num_decode",
         "p1",
@@ -119,13 +121,12 @@ class Fill:
     def _lay(self, remaining: Sequence[int], contexts: Sequence[int]) -> None:
         self.remaining = list(remaining)
         self.context = list(contexts)
-        cum = p1 = p2 = p6 = pu = n1 = u1 = done = peak = 0
+        cum = p1 = p2 = p6 = pu = n1 = u1 = peak = 0
         self.cum, self.p1, self.p2, self.p6 = [0], [0], [0], [0]
-        self.pu, self.n1, self.u1, self.done, self.peak = [0], [0], [0], [0], [0]
+        self.pu, self.n1, self.u1, self.peak = [0], [0], [0], [0]
         for r, u in zip(self.remaining, self.context, strict=True):
             cum += r
             pu += u
-            done += u + r
             if r >= 2:
                 p1 += r * (u + r)
                 p2 += r * r
@@ -141,14 +142,13 @@ class Fill:
             self.pu.append(pu)
             self.n1.append(n1)
             self.u1.append(u1)
-            self.done.append(done)
             self.peak.append(peak)
         self.total = cum
 
     def _vectors(self) -> tuple[dict[str, IntArray], IntArray, IntArray]:
         """The prefix lists as arrays, and a sparse table for range maxima (built once)."""
         if self._arrays is None:
-            names = ("cum", "p1", "p2", "p6", "pu", "n1", "u1", "done")
+            names = ("cum", "p1", "p2", "p6", "pu", "n1", "u1")
             arrays = {name: np.asarray(getattr(self, name), dtype=np.int64) for name in names}
             r = np.asarray(self.remaining, dtype=np.int64)
             context = np.append(np.asarray(self.context, dtype=np.int64), 0)
@@ -246,13 +246,12 @@ class Fill:
     def price(self, lo: int, hi: int, step: int = 0) -> float:
         """T̂ of the iteration `step` iterations ahead that runs stream tokens [lo, hi).
 
-        Decodes then hold `step` more cached tokens, and requests whose prefill ended before
-        `lo` have joined them; an iteration with nothing to run costs 0.
+        Decodes then hold `step` more cached tokens; an iteration with nothing to run costs 0.
         """
         cum, context = self.cum, self.context
         a = bisect_right(cum, lo) - 1
-        x3 = x5 = self.decode_context + step * self.num_decode + self.done[a]
-        x4 = self.num_decode + a
+        x3 = x5 = self.decode_context + step * self.num_decode
+        x4 = self.num_decode
         x1 = x2 = x6 = x7 = 0
         if hi > lo:
             e = bisect_left(cum, hi) - 1
@@ -303,9 +302,8 @@ class Fill:
         cum = self.cum
         e = self.piece_of(end)
         u = self.context[k]
-        step_context = self.decode_context + self.num_decode + self.done[k]
-        x3 = x5 = float(step_context)
-        x4 = self.num_decode + k
+        x3 = x5 = float(self.decode_context + self.num_decode)
+        x4 = self.num_decode
         x1 = x2 = x6 = x7 = 0
         if k < e:
             whole = self.remaining[k]
@@ -376,14 +374,14 @@ class Fill:
         head_d, tail_d = head_c == 1, tail_c == 1
         hp = np.where(head_c >= 2, head_c, 0)
         tp = np.where(tail_c >= 2, tail_c, 0)
-        old = self.decode_context + step * self.num_decode + arrays["done"][a]
+        old = self.decode_context + step * self.num_decode
         x = np.empty((np.size(lo), 7))
         x[:, 0] = hp * (head_u + hp) + tp * (tail_u + tp) + span("p1")
         x[:, 1] = hp * hp + tp * tp + span("p2")
         x[:, 2] = (
             old + np.where(head_c > 0, head_u, 0) + np.where(tail_c > 0, tail_u, 0) + span("pu")
         )
-        x[:, 3] = self.num_decode + a + head_d + tail_d + span("n1")
+        x[:, 3] = self.num_decode + head_d + tail_d + span("n1")
         x[:, 4] = old + np.where(head_d, head_u, 0) + np.where(tail_d, tail_u, 0) + span("u1")
         x[:, 5] = hp + tp + span("p6")
         x[:, 6] = np.maximum(np.maximum(hp, tp), np.where(length > 0, inner_peak, 0))

@@ -68,9 +68,14 @@ def exact_split(fill: Fill, budget_sum: int, cap: int, deadline: float) -> int:
                 if now_cost <= deadline:
                     consider(b, now_cost + fill.price(b, budget_sum, 1))
         now = fill.first(k)
-        lo, top = max(2, c_lo), min(c_hi, whole - 2)
+        lo, bound = max(2, c_lo), min(c_hi, whole - 2)
+        top = bound
         if top >= lo and now(top) > deadline:
             top = largest_within(now, lo, top, deadline)
+            while top >= lo and fill.price(0, cum[k] + top) > deadline:
+                top -= 1
+            while top < bound and fill.price(0, cum[k] + top + 1) <= deadline:
+                top += 1
         if top >= lo:
             for c in _convex_candidates(now, then, whole, lo, top):
                 consider(cum[k] + c, now(c) + then(whole - c))

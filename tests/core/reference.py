@@ -23,14 +23,10 @@ def interval_batch(
     start = 0
     for r, u in zip(remaining, contexts, strict=True):
         end = start + r
-        if end <= lo:
-            chunks.append(1)
-            cached.append(u + r)
-        else:
-            c = max(0, min(end, hi) - max(start, lo))
-            if c > 0:
-                chunks.append(c)
-                cached.append(u + max(0, lo - start))
+        c = max(0, min(end, hi) - max(start, lo))
+        if c > 0:
+            chunks.append(c)
+            cached.append(u + max(0, lo - start))
         start = end
     return chunks, cached
 

@@ -16,9 +16,9 @@ One iteration:
    relegated for good. Relegated requests stay in the queue, after every other one.
 2. Order the prefill queue by (relegated, a_i + L_ttft + κ·r_i), then arrival and id.
 3. Decodes first, one token each.
-4. Dynamic chunk: N is the largest entry of the menu with safety·T̂(N) ≤ the smallest decode
-   slack; the smallest entry if that slack is ≤ 0 or no entry fits; the largest if there is
-   no decode. The prefills fill N − |D| tokens greedily down the queue.
+4. Dynamic chunk: N is the largest entry of the menu with safety·T̂(N) ≤ the smallest slack
+   of the decodes admitted now; the smallest entry if that slack is ≤ 0 or no entry fits; the
+   largest if no decode is admitted. The prefills fill N − |D| tokens greedily down the queue.
 5. `observe`: θ ← decay·θ + (1 − decay)·(prefill tokens of the plan / its latency).
 
 Where we chose differently from the reference, and why:

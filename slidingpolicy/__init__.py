@@ -16,7 +16,7 @@ from slidingpolicy.errors import (
 )
 from slidingpolicy.invariants import Violation, check_plan
 from slidingpolicy.plan import Allocation, BatchPlan, Diagnostics
-from slidingpolicy.policies import SlidingServe, SlidingState
+from slidingpolicy.policies import SlidingServe, SlidingState, by_name, names
 from slidingpolicy.policy import Policy
 from slidingpolicy.predictor import LatencyPredictor, LinearModel
 from slidingpolicy.request import Phase, Request
@@ -42,8 +42,10 @@ __all__ = [
     "TraceFormatError",
     "UnknownNameError",
     "Violation",
+    "by_name",
     "check_plan",
     "construct_batch",
+    "names",
     "sliding_chunk",
     "sort_candidates",
     "time_to_budget",

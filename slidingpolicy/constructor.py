@@ -51,6 +51,81 @@ def _pool(anchor: Request, members: Sequence[Request], now: float) -> list[Reque
     ]
 
 
+@attrs.frozen(slots=True)
+class Anchor:
+    """A risky request that passed the skip rules, with its T_a, C_a, S_a and the largest
+    |Y_a| any subset of S_a could give (1 + the most items of S_a that fit C_a − r_a)."""
+
+    request: Request
+    position: int
+    limit: float
+    capacity: int
+    pool: tuple[Request, ...]
+    bound: int
+
+
+def admit_anchor(
+    base: Fill,
+    anchor: Request,
+    members: Sequence[Request],
+    now: float,
+    limit: float,
+    cap: int,
+    position: int = 0,
+) -> Anchor | None:
+    """Eq. 17 and the skip rules of Alg. 3 line 5b for one anchor with T_a = `limit`.
+
+    C_a = TimeToBudget(T_a) over `base`, the candidate queue the violation check priced
+    (capped at `cap`); the anchor is skipped when r_a > C_a, and also when the batch of the
+    decodes and a alone misses T_a, since verify-and-repair could only end there.
+    """
+    if base.price_requests([(anchor.remaining_prefill, anchor.context_tokens)]) > limit:
+        return None
+    capacity = fill_budget(base, limit, cap)
+    if anchor.remaining_prefill > capacity:
+        return None
+    pool = _pool(anchor, members, now)
+    room = capacity - anchor.remaining_prefill
+    bound = 1 + max_count([m.remaining_prefill for m in pool], room)
+    return Anchor(anchor, position, limit, capacity, tuple(pool), bound)
+
+
+def choose(base: Fill, anchor: Anchor, now: float) -> Construction | None:
+    """Y_a = Y* ∪ {a}: the knapsack over S_a (eq. 18–20), verified against T_a.
+
+    The lowest-value items are dropped until T̂(decodes + Y_a) ≤ T_a (verify-and-repair);
+    None if even a alone then misses it.
+    """
+    pool, request = anchor.pool, anchor.request
+    worth = values(pool, now)
+    weights = [m.remaining_prefill for m in pool]
+    picked = knapsack(weights, worth, anchor.capacity - request.remaining_prefill)
+    kept = sorted(picked, key=lambda i: (worth[i], -i))
+
+    def latency() -> float:
+        chosen = [request, *(pool[i] for i in kept)]
+        return base.price_requests([(r.remaining_prefill, r.context_tokens) for r in chosen])
+
+    predicted = latency()
+    repaired = False
+    while predicted > anchor.limit and kept:
+        kept.pop(0)
+        repaired = True
+        predicted = latency()
+    if predicted > anchor.limit:
+        return None
+    order = sorted(kept)
+    return Construction(
+        anchor=request,
+        chosen=(request, *(pool[i] for i in order)),
+        latency=predicted,
+        limit=anchor.limit,
+        repaired=repaired,
+        value=sum(worth[i] for i in order),
+        position=anchor.position,
+    )
+
+
 def build_for_anchor(
     base: Fill,
     anchor: Request,
@@ -59,50 +134,10 @@ def build_for_anchor(
     limit: float,
     cap: int,
     position: int = 0,
-    beat: int = 0,
 ) -> Construction | None:
-    """Y_a for one anchor, verified against its limit T_a; None when the anchor cannot fit.
-
-    `base` prices the decodes that run with the batch (its queue is not used).
-
-    S_a are the live members (other than a) with s_j ≥ s_a, in queue order; C_a is the
-    prefill budget of T_a with a first (eq. 17); the knapsack fills C_a − r_a (eq. 19–20);
-    then the lowest-value items are dropped until T̂ ≤ T_a (verify-and-repair). An anchor
-    whose batch alone (decodes and a) misses T_a is skipped at once: repair could only end
-    there. So is one whose largest possible |Y_a| is below `beat`, the size of the best Y
-    found so far: eq. 21 ranks size first.
-    """
-    pool = _pool(anchor, members, now)
-    fill = base.requeue([anchor, *pool])
-    if fill.price_whole([0]) > limit:
-        return None
-    capacity = fill_budget(fill, limit, cap)
-    if anchor.remaining_prefill > capacity:
-        return None
-    weights = [m.remaining_prefill for m in pool]
-    if 1 + max_count(weights, capacity - anchor.remaining_prefill) < beat:
-        return None
-    worth = values(pool, now)
-    picked = knapsack(weights, worth, capacity - anchor.remaining_prefill)
-    kept = sorted(picked, key=lambda i: (worth[i], -i))
-    repaired = False
-    latency = fill.price_whole([0, *(i + 1 for i in kept)])
-    while latency > limit and kept:
-        kept.pop(0)
-        repaired = True
-        latency = fill.price_whole([0, *(i + 1 for i in kept)])
-    if latency > limit:
-        return None
-    order = sorted(kept)
-    return Construction(
-        anchor=anchor,
-        chosen=(anchor, *(pool[i] for i in order)),
-        latency=latency,
-        limit=limit,
-        repaired=repaired,
-        value=sum(worth[i] for i in order),
-        position=position,
-    )
+    """Y_a for one anchor with T_a = `limit`, or None when the anchor cannot fit."""
+    admitted = admit_anchor(base, anchor, members, now, limit, cap, position)
+    return None if admitted is None else choose(base, admitted, now)
 
 
 def construct_batch(
@@ -115,20 +150,24 @@ def construct_batch(
 ) -> Construction | None:
     """The best verified Y_a over every risky anchor by eq. 21, or None if no anchor fits.
 
-    T_a = min(s_a, T_cur), with T_cur only when D_safe is non-empty. Anchors with larger
-    S_a go first, so that the size bound |Y_a| ≤ 1 + |S_a| skips most of the rest; exact
-    ties in eq. 21 go to the anchor earlier in queue order.
+    T_a = min(s_a, T_cur), with T_cur only when D_safe is non-empty. Branch and bound on
+    eq. 21's first key: anchors are solved in decreasing order of their size bound, and the
+    search stops once no remaining bound reaches the best |Y| found. Exact ties in eq. 21 go
+    to the anchor earlier in queue order.
     """
-    best: Construction | None = None
-    order = sorted(range(len(risky)), key=lambda i: (risky[i].deadline, i))
-    for position in order:
-        anchor = risky[position]
-        beat = 0 if best is None else len(best.chosen)
-        if 1 + len(_pool(anchor, members, now)) < beat:
-            continue
-        slack = anchor.deadline - now
+    admitted = []
+    for position, request in enumerate(risky):
+        slack = request.deadline - now
         limit = slack if t_cur is None else min(slack, t_cur)
-        built = build_for_anchor(base, anchor, members, now, limit, cap, position, beat)
+        anchor = admit_anchor(base, request, members, now, limit, cap, position)
+        if anchor is not None:
+            admitted.append(anchor)
+    admitted.sort(key=lambda a: (-a.bound, a.position))
+    best: Construction | None = None
+    for anchor in admitted:
+        if best is not None and anchor.bound < len(best.chosen):
+            break
+        built = choose(base, anchor, now)
         if built is not None and (best is None or built.rank > best.rank):
             best = built
     return best

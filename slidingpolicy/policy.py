@@ -35,6 +35,12 @@ class Policy(Protocol[PolicyState]):
         """The batch to run now, and the state after deciding it."""
         ...
 
-    def observe(self, pstate: PolicyState, plan: BatchPlan, latency: float) -> PolicyState:
-        """The state after `plan` ran and took `latency` seconds."""
+    def observe(
+        self, pstate: PolicyState, state: SchedulerState, plan: BatchPlan, latency: float
+    ) -> PolicyState:
+        """The state after `plan`, made on `state`, ran and took `latency` seconds.
+
+        `state` is there because what a policy learns can depend on the batch's requests
+        (the online predictor needs each allocation's cached context, u_i).
+        """
         ...

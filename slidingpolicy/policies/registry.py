@@ -5,51 +5,18 @@ from __future__ import annotations
 from collections.abc import Callable
 from functools import partial
 from types import MappingProxyType
-from typing import Any, Protocol, TypeVar
+from typing import Any
 
 import attrs
 
 from slidingpolicy.errors import InvalidRecordError, UnknownNameError
-from slidingpolicy.plan import BatchPlan
 from slidingpolicy.policies.qoserve import QoServe, QoServeConfig
 from slidingpolicy.policies.sarathi import sarathi
 from slidingpolicy.policies.sarathi_edf import sarathi_edf
 from slidingpolicy.policies.variants import FIXED, sliding_variant, variant_options
 from slidingpolicy.policies.vllm import vllm
+from slidingpolicy.policy import Policy
 from slidingpolicy.predictor.model import LatencyPredictor
-from slidingpolicy.state import SchedulerState
-
-S = TypeVar("S")
-
-
-class Policy(Protocol[S]):
-    """`slidingpolicy.policy.Policy` with `observe` taking the state the plan was made on.
-
-    Every policy here implements this shape (SlidingServe's predictor learns the batch's
-    contexts from that state); it stands in until `slidingpolicy.policy.Policy` has it.
-    """
-
-    @property
-    def name(self) -> str:
-        """The registry name."""
-        ...
-
-    @property
-    def token_budget(self) -> int:
-        """The most tokens one plan may hold."""
-        ...
-
-    def init(self) -> S:
-        """The state before the first iteration."""
-        ...
-
-    def plan(self, pstate: S, state: SchedulerState) -> tuple[BatchPlan, S]:
-        """The batch to run now, and the state after deciding it."""
-        ...
-
-    def observe(self, pstate: S, state: SchedulerState, plan: BatchPlan, latency: float) -> S:
-        """The state after `plan`, made on `state`, ran and took `latency` seconds."""
-        ...
 
 
 @attrs.frozen(slots=True)

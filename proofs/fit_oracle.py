@@ -1,0 +1,41 @@
+"""Oracle for the NNLS calibration (§4.1): cvxpy's constrained least squares per scenario."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from proofs.milp import cp, solution
+from slidingpolicy.predictor.features import FloatArray
+from slidingpolicy.predictor.fit import Sample
+from slidingpolicy.predictor.model import LinearModel
+
+
+def design(samples: Sequence[Sample]) -> tuple[FloatArray, FloatArray]:
+    """The rows [1, x1..x7] and the latencies of `samples`."""
+    rows = [np.concatenate(([1.0], s.features()[0])) for s in samples]
+    return np.array(rows).reshape(len(samples), 8), np.array([s.latency for s in samples])
+
+
+def rss(model: LinearModel, rows: FloatArray, latencies: FloatArray) -> float:
+    """Σ (T̂ − y)² of a model on the rows."""
+    w = np.array([model.intercept, *model.weights])
+    return float(((rows @ w - latencies) ** 2).sum())
+
+
+def least_squares(rows: FloatArray, latencies: FloatArray) -> float:
+    """min ‖Xw − y‖² s.t. w ≥ 0 (intercept included), by cvxpy (Clarabel, tight tolerances).
+
+    Columns are scaled to unit norm first (w ≥ 0 is unchanged by a positive scaling);
+    all-zero columns are dropped (their weight does not change the residual).
+    """
+    norms = np.linalg.norm(rows, axis=0)
+    used = norms > 0
+    scaled = rows[:, used] / norms[used]
+    w = cp.Variable(int(used.sum()), nonneg=True)
+    problem = cp.Problem(cp.Minimize(cp.sum_squares(scaled @ w - latencies)))
+    problem.solve(
+        solver=cp.CLARABEL, tol_gap_abs=1e-12, tol_gap_rel=1e-12, tol_feas=1e-12, max_iter=500
+    )
+    return float(((scaled @ solution(w) - latencies) ** 2).sum())

@@ -64,7 +64,7 @@ def _segment_top(fill: Fill, lo: int, hi: int, target: float) -> int:
     """
     cum = fill.cum
     ends = [lo, *cum[bisect_right(cum, lo) : bisect_right(cum, hi)]]
-    count = bisect_right(ends, target, key=lambda b: fill.price(0, b))
+    count = bisect_right(ends, target, key=fill.prefix)
     if count == 0:
         return -1
     base = ends[count - 1]
@@ -85,9 +85,9 @@ def _within_piece(fill: Fill, k: int, start: int, hi: int, target: float) -> int
     cum = fill.cum[k]
     top = min(hi, cum + fill.remaining[k]) - cum
     found = cum + largest_within(fill.first(k), start - cum, top, target)
-    while found >= start and fill.price(0, found) > target:
+    while found >= start and fill.prefix(found) > target:
         found -= 1
-    while found + 1 <= cum + top and fill.price(0, found + 1) <= target:
+    while found + 1 <= cum + top and fill.prefix(found + 1) <= target:
         found += 1
     return found
 
@@ -102,12 +102,12 @@ def fill_budget(fill: Fill, target: float, limit: int) -> int:
         best = _segment_top(fill, lo, top, target)
         if best >= 0:
             break
-    if best + 1 <= limit and _is_exception(fill, best + 1) and fill.price(0, best + 1) <= target:
+    if best + 1 <= limit and _is_exception(fill, best + 1) and fill.prefix(best + 1) <= target:
         best += 1
     if prefill is not None:
         for k in range(fill.pieces):
             b = fill.cum[k] + 1
-            if best < b <= prefill[1] and fill.remaining[k] >= 2 and fill.price(0, b) <= target:
+            if best < b <= prefill[1] and fill.remaining[k] >= 2 and fill.prefix(b) <= target:
                 best = b
     return max(best, 0)
 

@@ -219,11 +219,14 @@ class Fill:
 
     def price_whole(self, chosen: Sequence[int]) -> float:
         """T̂ of the decodes plus the whole remainder of each chosen queue index."""
+        return self.price_requests([(self.remaining[i], self.context[i]) for i in chosen])
+
+    def price_requests(self, chunks: Sequence[tuple[int, int]]) -> float:
+        """T̂ of the decodes plus chunks (c, u) of requests in or outside the queue."""
         x1 = x2 = x6 = x7 = 0
         x3 = x5 = self.decode_context
         x4 = self.num_decode
-        for i in chosen:
-            r, u = self.remaining[i], self.context[i]
+        for r, u in chunks:
             x3 += u
             if r >= 2:
                 x1 += r * (u + r)
@@ -248,6 +251,8 @@ class Fill:
 
         Decodes then hold `step` more cached tokens; an iteration with nothing to run costs 0.
         """
+        if lo == 0 and step == 0:
+            return self.prefix(hi)
         cum, context = self.cum, self.context
         a = bisect_right(cum, lo) - 1
         x3 = x5 = self.decode_context + step * self.num_decode
@@ -278,6 +283,29 @@ class Fill:
                 else:
                     x4 += 1
                     x5 += u
+        return self._scenario_dot(x1, x2, x3, x4, x5, x6, x7)
+
+    def prefix(self, b: int) -> float:
+        """T̂ of the decodes plus a greedy fill of b tokens: requests before the piece of b
+        whole (prefix sums) and its request's chunk c (eq. 4–6)."""
+        x3 = x5 = self.decode_context
+        x4 = self.num_decode
+        if b <= 0:
+            return self._scenario_dot(0, 0, x3, x4, x5, 0, 0)
+        k = bisect_left(self.cum, b) - 1
+        c, u = b - self.cum[k], self.context[k]
+        x1, x2, x6, x7 = self.p1[k], self.p2[k], self.p6[k], self.peak[k]
+        x3 += self.pu[k] + u
+        x4 += self.n1[k]
+        x5 += self.u1[k]
+        if c >= 2:
+            x1 += c * (u + c)
+            x2 += c * c
+            x6 += c
+            x7 = max(x7, c)
+        else:
+            x4 += 1
+            x5 += u
         return self._scenario_dot(x1, x2, x3, x4, x5, x6, x7)
 
     def first(self, k: int) -> Piece:

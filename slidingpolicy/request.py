@@ -37,6 +37,12 @@ class Request:
     max_new_tokens: int | None = None
     deadline: float = attrs.field(init=False, eq=False, repr=False)
     """Deadline of the next token, d = a_i + L_ttft + generated · L_tbt (eq. 1)."""
+    remaining_prefill: int = attrs.field(init=False, eq=False, repr=False)
+    """r_i = p_i − prefilled (eq. 10)."""
+    context_tokens: int = attrs.field(init=False, eq=False, repr=False)
+    """u_i = prefilled + generated: the tokens already cached."""
+    is_decoding: bool = attrs.field(init=False, eq=False, repr=False)
+    """True once the whole prompt is cached."""
 
     def __attrs_post_init__(self) -> None:
         if not isinstance(self.id, str) or not self.id:
@@ -67,17 +73,14 @@ class Request:
                     "generated",
                     f"={generated} reaches max_new_tokens={limit}: a finished request is not live",
                 )
-        object.__setattr__(
-            self, "deadline", self.arrival + self.ttft_slo + self.generated * self.tbt_slo
-        )
+        derive = object.__setattr__
+        derive(self, "deadline", self.arrival + self.ttft_slo + generated * self.tbt_slo)
+        derive(self, "remaining_prefill", prompt - prefilled)
+        derive(self, "context_tokens", prefilled + generated)
+        derive(self, "is_decoding", prefilled == prompt)
 
     def _name(self) -> str:
         return f"request {self.id!r}"
-
-    @property
-    def remaining_prefill(self) -> int:
-        """r_i = p_i − prefilled (eq. 10)."""
-        return self.prompt_tokens - self.prefilled
 
     @property
     def phase(self) -> Phase:
@@ -85,16 +88,6 @@ class Request:
         if self.prefilled == self.prompt_tokens:
             return Phase.DECODING
         return Phase.WAITING if self.prefilled == 0 else Phase.PREFILLING
-
-    @property
-    def is_decoding(self) -> bool:
-        """True once the whole prompt is cached."""
-        return self.prefilled == self.prompt_tokens
-
-    @property
-    def context_tokens(self) -> int:
-        """u_i = prefilled + generated: the tokens already cached."""
-        return self.prefilled + self.generated
 
     def slack(self, now: float) -> float:
         """s_i(t) = d − t: TBT slack when decoding, TTFT slack (eq. 11) in prefill."""

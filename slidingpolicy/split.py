@@ -13,7 +13,7 @@ from slidingpolicy.fill import Fill, Piece
 
 def two_step_cost(fill: Fill, b: int, budget_sum: int) -> float:
     """T̂₁(b) + T̂₂(B_Σ − b): this iteration runs stream [0, b), the next one [b, B_Σ)."""
-    return fill.price(0, b) + fill.price(b, budget_sum, 1)
+    return fill.prefix(b) + fill.price(b, budget_sum, 1)
 
 
 def _convex_candidates(now: Piece, then: Piece, whole: int, lo: int, hi: int) -> set[int]:
@@ -41,9 +41,10 @@ def exact_split(fill: Fill, budget_sum: int, cap: int, deadline: float) -> int:
     No feasible b exceeds TimeToBudget(deadline), which bounds the pieces searched. Per
     piece the cost is convex in the chunk away from 1-token chunks (proofs/split.md), so
     each piece contributes a few candidates priced by its closed forms, and its special
-    points (a 1-token chunk in either iteration, or none left) priced in full. Ties go to
-    the larger b. When no b in range meets the deadline, the
-    largest feasible b below the range is returned (the receding-horizon clamp).
+    points (a 1-token chunk in either iteration, or nothing left for the next) priced in
+    full where no closed form covers them. Ties go to the larger b. When no b in range meets
+    the deadline, the largest feasible b below the range is returned (the receding-horizon
+    clamp).
     """
     lo_b = max(0, budget_sum - cap)
     hi_b = min(budget_sum, fill_budget(fill, deadline, cap))
@@ -60,26 +61,35 @@ def exact_split(fill: Fill, budget_sum: int, cap: int, deadline: float) -> int:
     first_piece = fill.piece_of(max(lo_b, 1))
     for k in range(first_piece, fill.piece_of(hi_b) + 1 if hi_b > lo_b else first_piece):
         c_lo, c_hi = max(1, lo_b - cum[k]), min(fill.remaining[k], hi_b - cum[k])
-        then, whole = fill.following(k, budget_sum)
-        for c in {1, whole - 1, whole}:
-            if c_lo <= c <= c_hi:
-                b = cum[k] + c
-                now_cost = fill.price(0, b)
-                if now_cost <= deadline:
-                    consider(b, now_cost + fill.price(b, budget_sum, 1))
         now = fill.first(k)
-        lo, bound = max(2, c_lo), min(c_hi, whole - 2)
-        top = bound
-        if top >= lo and now(top) > deadline:
-            top = largest_within(now, lo, top, deadline)
-            while top >= lo and fill.price(0, cum[k] + top) > deadline:
-                top -= 1
-            while top < bound and fill.price(0, cum[k] + top + 1) <= deadline:
-                top += 1
-        if top >= lo:
-            for c in _convex_candidates(now, then, whole, lo, top):
+        then, whole = fill.following(k, budget_sum)
+        top = _feasible_top(fill, k, now, max(2, c_lo), c_hi, deadline)
+        if c_lo == 1 and fill.prefix(cum[k] + 1) <= deadline:
+            left = whole - 1
+            then_cost = then(left) if left >= 2 else fill.price(cum[k] + 1, budget_sum, 1)
+            consider(cum[k] + 1, fill.prefix(cum[k] + 1) + then_cost)
+        for c in (whole - 1, whole):
+            if max(2, c_lo) <= c <= top:
+                consider(cum[k] + c, now(c) + fill.price(cum[k] + c, budget_sum, 1))
+        lo, hi = max(2, c_lo), min(top, whole - 2)
+        if hi >= lo:
+            for c in _convex_candidates(now, then, whole, lo, hi):
                 consider(cum[k] + c, now(c) + then(whole - c))
     return best if best >= 0 else fill_budget(fill, deadline, lo_b)
+
+
+def _feasible_top(fill: Fill, k: int, now: Piece, lo: int, hi: int, deadline: float) -> int:
+    """The largest chunk c in [lo, hi] of piece k with T̂₁ ≤ deadline (lo − 1 if none): T̂₁
+    increases with c ≥ 2, so bisect the closed form, then settle ties with the exact price."""
+    if hi < lo or now(hi) <= deadline:
+        return hi
+    top = largest_within(now, lo, hi, deadline)
+    base = fill.cum[k]
+    while top >= lo and fill.prefix(base + top) > deadline:
+        top -= 1
+    while top < hi and fill.prefix(base + top + 1) <= deadline:
+        top += 1
+    return top
 
 
 def ternary_split(fill: Fill, budget_sum: int, cap: int, deadline: float) -> int:
@@ -97,7 +107,7 @@ def ternary_split(fill: Fill, budget_sum: int, cap: int, deadline: float) -> int
         else:
             hi = hi - third
     best = min(range(lo, hi + 1), key=lambda b: (cost(b), -b))
-    if best == 0 or fill.price(0, best) <= deadline:
+    if best == 0 or fill.prefix(best) <= deadline:
         return best
     return fill_budget(fill, deadline, best)
 

@@ -23,7 +23,7 @@ def check_violations(fill: Fill, queue: Sequence[Request], cap: int, now: float)
     """Fill `queue` up to `cap` tokens, predict T̂_full, and flag the live prefill requests of
     that batch whose TTFT slack is below it (0 < s_i < T̂_full)."""
     tokens = min(cap, fill.total)
-    latency = fill.price(0, tokens)
+    latency = fill.prefix(tokens)
     members = tuple(queue[: fill.piece_of(tokens) + 1]) if tokens > 0 else ()
     risky = tuple(m for m in members if 0.0 < m.deadline - now < latency)
     return Candidate(members, latency, risky)

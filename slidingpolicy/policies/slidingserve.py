@@ -82,7 +82,7 @@ class SlidingServe:
                     )
                     return _constructed(admission, built, diagnostics), pstate
         decision = sliding_chunk(fill, horizon, cap, config)
-        latency = fill.price(0, decision.budget)
+        latency = fill.prefix(decision.budget)
         plan = BatchPlan(
             allocations=greedy_allocations(
                 admission.decodes, queue[: fill.pieces], decision.budget

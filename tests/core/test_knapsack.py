@@ -67,3 +67,19 @@ def test_everything_that_fits_is_taken() -> None:
 
 def test_negative_capacity_takes_nothing() -> None:
     assert knapsack([1, 2], [1.0, 1.0], -1) == ()
+
+
+@given(items, st.integers(0, 2000))
+@settings(max_examples=200)
+def test_table_and_subset_comparison_agree(pairs: list[tuple[int, float]], capacity: int) -> None:
+    """The DP alone (every shortcut off) reaches the same (count, value) as knapsack()."""
+    from slidingpolicy.knapsack import _by_table
+
+    weights, values = [w for w, _ in pairs], [v for _, v in pairs]
+    fitting = [i for i, w in enumerate(weights) if w <= capacity]
+    table = _by_table(weights, values, capacity, fitting) if fitting else ()
+    chosen = knapsack(weights, values, capacity)
+    assert len(table) == len(chosen)
+    assert math.isclose(
+        sum(values[i] for i in table), sum(values[i] for i in chosen), rel_tol=1e-9
+    )

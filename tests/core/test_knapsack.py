@@ -80,6 +80,4 @@ def test_table_and_subset_comparison_agree(pairs: list[tuple[int, float]], capac
     table = _by_table(weights, values, capacity, fitting) if fitting else ()
     chosen = knapsack(weights, values, capacity)
     assert len(table) == len(chosen)
-    assert math.isclose(
-        sum(values[i] for i in table), sum(values[i] for i in chosen), rel_tol=1e-9
-    )
+    assert math.isclose(sum(values[i] for i in table), sum(values[i] for i in chosen), rel_tol=1e-9)

@@ -70,18 +70,16 @@ def admit_anchor(
     members: Sequence[Request],
     now: float,
     limit: float,
-    cap: int,
+    capacity: int,
     position: int = 0,
 ) -> Anchor | None:
-    """Eq. 17 and the skip rules of Alg. 3 line 5b for one anchor with T_a = `limit`.
+    """The skip rules of Alg. 3 line 5b for one anchor with T_a = `limit` and C_a = `capacity`.
 
-    C_a = TimeToBudget(T_a) over `base`, the candidate queue the violation check priced
-    (capped at `cap`); the anchor is skipped when r_a > C_a, and also when the batch of the
-    decodes and a alone misses T_a, since verify-and-repair could only end there.
+    The anchor is skipped when r_a > C_a, and also when the batch of the decodes and a
+    alone misses T_a, since verify-and-repair could only end there.
     """
     if base.price_requests([(anchor.remaining_prefill, anchor.context_tokens)]) > limit:
         return None
-    capacity = fill_budget(base, limit, cap)
     if anchor.remaining_prefill > capacity:
         return None
     pool = _pool(anchor, members, now)
@@ -135,8 +133,13 @@ def build_for_anchor(
     cap: int,
     position: int = 0,
 ) -> Construction | None:
-    """Y_a for one anchor with T_a = `limit`, or None when the anchor cannot fit."""
-    admitted = admit_anchor(base, anchor, members, now, limit, cap, position)
+    """Y_a for one anchor with T_a = `limit`, or None when the anchor cannot fit.
+
+    C_a = TimeToBudget(T_a) over `base`, the candidate queue the violation check priced,
+    capped at `cap` (eq. 17).
+    """
+    capacity = fill_budget(base, limit, cap)
+    admitted = admit_anchor(base, anchor, members, now, limit, capacity, position)
     return None if admitted is None else choose(base, admitted, now)
 
 
@@ -150,16 +153,20 @@ def construct_batch(
 ) -> Construction | None:
     """The best verified Y_a over every risky anchor by eq. 21, or None if no anchor fits.
 
-    T_a = min(s_a, T_cur), with T_cur only when D_safe is non-empty. Branch and bound on
+    T_a = min(s_a, T_cur), with T_cur only when D_safe is non-empty, and C_a = TimeToBudget(T_a)
+    over `base` (eq. 17; anchors sharing T_a share it). Branch and bound on
     eq. 21's first key: anchors are solved in decreasing order of their size bound, and the
     search stops once no remaining bound reaches the best |Y| found. Exact ties in eq. 21 go
     to the anchor earlier in queue order.
     """
     admitted = []
+    capacities: dict[float, int] = {}
     for position, request in enumerate(risky):
         slack = request.deadline - now
         limit = slack if t_cur is None else min(slack, t_cur)
-        anchor = admit_anchor(base, request, members, now, limit, cap, position)
+        if limit not in capacities:
+            capacities[limit] = fill_budget(base, limit, cap)
+        anchor = admit_anchor(base, request, members, now, limit, capacities[limit], position)
         if anchor is not None:
             admitted.append(anchor)
     admitted.sort(key=lambda a: (-a.bound, a.position))

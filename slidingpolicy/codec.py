@@ -1,0 +1,169 @@
+"""JSON ↔ records: scheduler states and plans, for logs of (state, plan) pairs and `check`.
+
+One log line is a JSON object {"state": ..., "plan": ..., "token_budget": int | null}. Any
+engine can write one (field names follow the records); `slidingpolicy check` reads it back.
+Diagnostics that do not apply are null.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import attrs
+
+from slidingpolicy.errors import SlidingPolicyError
+from slidingpolicy.plan import Allocation, BatchPlan, Diagnostics
+from slidingpolicy.request import Request
+from slidingpolicy.state import SchedulerState
+
+
+class CodecError(SlidingPolicyError):
+    """A JSON document does not describe the record it should; the message names the field."""
+
+
+def request_to_dict(request: Request) -> dict[str, Any]:
+    """A request's fields."""
+    return {
+        "id": request.id,
+        "arrival": request.arrival,
+        "prompt_tokens": request.prompt_tokens,
+        "prefilled": request.prefilled,
+        "generated": request.generated,
+        "ttft_slo": request.ttft_slo,
+        "tbt_slo": request.tbt_slo,
+        "protected": request.protected,
+        "max_new_tokens": request.max_new_tokens,
+    }
+
+
+def state_to_dict(state: SchedulerState) -> dict[str, Any]:
+    """A snapshot's fields, requests in state order."""
+    return {
+        "now": state.now,
+        "prefill_throughput": state.prefill_throughput,
+        "kv_free_tokens": state.kv_free_tokens,
+        "requests": [request_to_dict(r) for r in state.requests],
+    }
+
+
+def plan_to_dict(plan: BatchPlan) -> dict[str, Any]:
+    """A plan's fields; allocations as [id, tokens] pairs."""
+    d = plan.diagnostics
+    return {
+        "allocations": [[a.request_id, a.tokens] for a in plan.allocations],
+        "path": plan.path,
+        "prefill_budget": plan.prefill_budget,
+        "predicted_latency": plan.predicted_latency,
+        "diagnostics": {
+            "t_cur": d.t_cur,
+            "t_next": d.t_next,
+            "budget_sum": d.budget_sum,
+            "candidate_latency": d.candidate_latency,
+            "risky": list(d.risky),
+            "anchor": d.anchor,
+            "anchor_slack": d.anchor_slack,
+            "repaired": d.repaired,
+        },
+        "preempted": list(plan.preempted),
+        "deferred": list(plan.deferred),
+    }
+
+
+def _object(value: Any, where: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise CodecError(f"{where}: must be a JSON object, got {type(value).__name__}")
+    return value
+
+
+def _field(data: dict[str, Any], name: str, where: str) -> Any:
+    if name not in data:
+        raise CodecError(f"{where}: missing field {name!r}")
+    return data[name]
+
+
+def _list(value: Any, where: str) -> list[Any]:
+    if not isinstance(value, list):
+        raise CodecError(f"{where}: must be a JSON array, got {type(value).__name__}")
+    return value
+
+
+def request_from_dict(data: Any, where: str = "request") -> Request:
+    """The `Request` a dict describes (the record validates its values)."""
+    fields = _object(data, where)
+    known = {f.name for f in attrs.fields(Request) if f.init}
+    unknown = sorted(set(fields) - known)
+    if unknown:
+        raise CodecError(f"{where}: unknown fields {unknown}")
+    try:
+        return Request(**fields)
+    except TypeError as error:
+        raise CodecError(f"{where}: {error}") from None
+
+
+def state_from_dict(data: Any, where: str = "state") -> SchedulerState:
+    """The `SchedulerState` a dict describes."""
+    fields = _object(data, where)
+    requests = _list(_field(fields, "requests", where), f"{where}.requests")
+    return SchedulerState(
+        now=_field(fields, "now", where),
+        requests=tuple(
+            request_from_dict(r, f"{where}.requests[{i}]") for i, r in enumerate(requests)
+        ),
+        prefill_throughput=_field(fields, "prefill_throughput", where),
+        kv_free_tokens=fields.get("kv_free_tokens"),
+    )
+
+
+def plan_from_dict(data: Any, where: str = "plan") -> BatchPlan:
+    """The `BatchPlan` a dict describes."""
+    fields = _object(data, where)
+    allocations = []
+    for i, pair in enumerate(_list(_field(fields, "allocations", where), f"{where}.allocations")):
+        if not isinstance(pair, list) or len(pair) != 2:
+            raise CodecError(f"{where}.allocations[{i}]: must be [request_id, tokens]")
+        allocations.append(Allocation(pair[0], pair[1]))
+    raw = _object(fields.get("diagnostics", {}), f"{where}.diagnostics")
+    if "risky" in raw:
+        raw = {**raw, "risky": tuple(_list(raw["risky"], f"{where}.diagnostics.risky"))}
+    try:
+        diagnostics = Diagnostics(**raw)
+    except TypeError as error:
+        raise CodecError(f"{where}.diagnostics: {error}") from None
+    return BatchPlan(
+        allocations=tuple(allocations),
+        path=str(_field(fields, "path", where)),
+        prefill_budget=_field(fields, "prefill_budget", where),
+        predicted_latency=_field(fields, "predicted_latency", where),
+        diagnostics=diagnostics,
+        preempted=tuple(_list(fields.get("preempted", []), f"{where}.preempted")),
+        deferred=tuple(_list(fields.get("deferred", []), f"{where}.deferred")),
+    )
+
+
+def log_line(state: SchedulerState, plan: BatchPlan, token_budget: int | None) -> str:
+    """One JSONL line of a (state, plan) log."""
+    document = {
+        "state": state_to_dict(state),
+        "plan": plan_to_dict(plan),
+        "token_budget": token_budget,
+    }
+    return json.dumps(document, sort_keys=True)
+
+
+def parse_line(text: str) -> tuple[SchedulerState, BatchPlan, int | None]:
+    """A log line back into its state, plan and token budget; CodecError or InvalidRecordError
+    (both SlidingPolicyError) when malformed."""
+    try:
+        document = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise CodecError(f"not JSON ({error.msg} at column {error.colno})") from None
+    fields = _object(document, "line")
+    budget = fields.get("token_budget")
+    if budget is not None and (type(budget) is not int or budget < 1):
+        raise CodecError(f"token_budget: must be an int >= 1 or null, got {budget!r}")
+    return (
+        state_from_dict(_field(fields, "state", "line")),
+        plan_from_dict(_field(fields, "plan", "line")),
+        budget,
+    )

@@ -1,0 +1,63 @@
+"""The offline engine: simulate policies on workloads over hardware models, and measure them."""
+
+from __future__ import annotations
+
+from slidingpolicy.engine.capacity import CapacityResult, capacities, capacity_search
+from slidingpolicy.engine.kv import KVCache
+from slidingpolicy.engine.metrics import (
+    SLO_TARGET,
+    Metrics,
+    RequestOutcome,
+    TokenLog,
+    meets_target,
+    percentile,
+    summarize,
+    token_deadline,
+)
+from slidingpolicy.engine.simulator import (
+    EngineError,
+    EngineOptions,
+    EngineStats,
+    PlanViolationError,
+    RunOutput,
+    engine_rng,
+    simulate,
+)
+from slidingpolicy.engine.sweep import (
+    HardwareSpec,
+    RunSpec,
+    RunSummary,
+    WorkloadSpec,
+    run,
+    run_many,
+    sweep,
+)
+
+__all__ = [
+    "SLO_TARGET",
+    "CapacityResult",
+    "EngineError",
+    "EngineOptions",
+    "EngineStats",
+    "HardwareSpec",
+    "KVCache",
+    "Metrics",
+    "PlanViolationError",
+    "RequestOutcome",
+    "RunOutput",
+    "RunSpec",
+    "RunSummary",
+    "TokenLog",
+    "WorkloadSpec",
+    "capacities",
+    "capacity_search",
+    "engine_rng",
+    "meets_target",
+    "percentile",
+    "run",
+    "run_many",
+    "simulate",
+    "summarize",
+    "sweep",
+    "token_deadline",
+]

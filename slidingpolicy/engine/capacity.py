@@ -1,0 +1,161 @@
+"""Capacity (goodput): the highest Poisson rate at which SLO attainment is ≥ 99%.
+
+Every trial simulates the same number of requests with the same seed (so the same lengths: the
+workload's streams are independent of the rate). A search brackets the capacity by doubling or
+halving from `start` (or starts from trials already run, e.g. a sweep's), then narrows
+[passing, failing] by k-section in log space (k trials at once; k = 1 is bisection) until
+failing / passing ≤ 1 + precision (2.5%). The capacity is the highest passing rate. Attainment
+need not be monotone in the rate; the search keeps the lowest failing rate above the highest
+passing one. A trial stops as soon as more requests have missed than 99% allows
+(`EngineOptions.miss_budget`); its recorded attainment is then what it had reached.
+
+Several searches (one per policy) run round by round over one process pool, so both cores stay
+busy until the last search ends.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Generator, Sequence
+from concurrent.futures import Executor, ProcessPoolExecutor
+from typing import Any
+
+import attrs
+
+from slidingpolicy import _validate
+from slidingpolicy.engine.metrics import SLO_TARGET
+from slidingpolicy.engine.sweep import RunSpec, RunSummary, default_workers, run
+
+PRECISION = 0.025
+MIN_RATE = 1.0 / 64
+MAX_RATE = 4096.0
+
+Trial = tuple[float, float]
+Search = Generator[list[float], list[float], tuple[float, float]]
+
+
+@attrs.frozen(slots=True)
+class CapacityResult:
+    """The capacity of one policy and every trial (rate, attainment) it used, in order."""
+
+    policy: str
+    capacity: float
+    failing: float
+    trials: tuple[Trial, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON values."""
+        return {
+            "policy": self.policy,
+            "capacity": self.capacity,
+            "failing": None if math.isinf(self.failing) else self.failing,
+            "trials": [list(t) for t in self.trials],
+        }
+
+
+def _search(
+    start: float, precision: float, target: float, k: int, known: Sequence[Trial]
+) -> Search:
+    """Yield the rates to try next; receive their attainments; return (passing, failing)."""
+    passing = max((r for r, a in known if a >= target), default=0.0)
+    failing = min((r for r, a in known if a < target and r > passing), default=math.inf)
+    if not known:
+        if (yield [start])[0] >= target:
+            passing = start
+        else:
+            failing = start
+    while passing > 0.0 and math.isinf(failing) and passing < MAX_RATE:
+        rates = [passing * 2.0 ** (j + 1) for j in range(k)]
+        for r, a in zip(rates, (yield rates), strict=True):
+            if a < target:
+                failing = r
+                break
+            passing = r
+    while passing == 0.0 and failing > MIN_RATE:
+        rates = [failing / 2.0 ** (j + 1) for j in range(k)]
+        for r, a in zip(rates, (yield rates), strict=True):
+            if a >= target:
+                passing = r
+                break
+            failing = r
+    while passing > 0.0 and failing / passing > 1.0 + precision:
+        ratio = failing / passing
+        rates = [passing * ratio ** ((j + 1) / (k + 1)) for j in range(k)]
+        for r, a in zip(rates, (yield rates), strict=True):
+            if a < target:
+                failing = r
+                break
+            passing = r
+    return passing, failing
+
+
+def capacities(
+    bases: Sequence[RunSpec],
+    start: float = 1.0,
+    precision: float = PRECISION,
+    target: float = SLO_TARGET,
+    workers: int | None = None,
+    known: Sequence[Sequence[Trial]] | None = None,
+    on_done: Callable[[CapacityResult], None] | None = None,
+) -> list[CapacityResult]:
+    """One capacity search per spec (e.g. one per policy), all over one process pool.
+
+    `known[i]` are trials of `bases[i]` already run at full length (same seed and size).
+    """
+    _validate.positive("capacity search", "start", start)
+    _validate.positive("capacity search", "precision", precision)
+    count = default_workers() if workers is None else workers
+    k = max(1, count // max(1, len(bases)))
+    prior = [list(t) for t in known] if known is not None else [[] for _ in bases]
+    searches = [_search(start, precision, target, k, p) for p in prior]
+    trials: list[list[Trial]] = [list(p) for p in prior]
+    specs: list[RunSpec] = []
+    for base in bases:
+        allowed = base.workload.requests - math.ceil(target * base.workload.requests)
+        specs.append(attrs.evolve(base, options=attrs.evolve(base.options, miss_budget=allowed)))
+    results: list[CapacityResult | None] = [None] * len(bases)
+    pending: dict[int, list[float]] = {}
+
+    def advance(i: int, attainments: list[float] | None) -> None:
+        try:
+            rates = next(searches[i]) if attainments is None else searches[i].send(attainments)
+            pending[i] = rates
+        except StopIteration as done:
+            passing, failing = done.value
+            found = CapacityResult(bases[i].policy, passing, failing, tuple(trials[i]))
+            results[i] = found
+            if on_done is not None:
+                on_done(found)
+
+    pool: Executor | None = ProcessPoolExecutor(count) if count > 1 else None
+    try:
+        for i in range(len(bases)):
+            advance(i, None)
+        while pending:
+            jobs = [(i, r) for i, rates in sorted(pending.items()) for r in rates]
+            pending.clear()
+            todo = [specs[i].with_rate(r) for i, r in jobs]
+            summaries: list[RunSummary] = (
+                list(pool.map(run, todo)) if pool is not None else [run(s) for s in todo]
+            )
+            got: dict[int, list[float]] = {}
+            for (i, r), summary in zip(jobs, summaries, strict=True):
+                trials[i].append((r, summary.metrics.attainment))
+                got.setdefault(i, []).append(summary.metrics.attainment)
+            for i, attainments in got.items():
+                advance(i, attainments)
+    finally:
+        if pool is not None:
+            pool.shutdown()
+    return [r for r in results if r is not None]
+
+
+def capacity_search(
+    base: RunSpec,
+    start: float = 1.0,
+    precision: float = PRECISION,
+    target: float = SLO_TARGET,
+    workers: int | None = None,
+) -> CapacityResult:
+    """The capacity of one spec (module docstring); k-section over `workers` processes."""
+    return capacities([base], start, precision, target, workers)[0]

@@ -1,0 +1,118 @@
+"""Results on disk: deterministic JSON, CSV tables, and the engine's timings kept apart.
+
+`results.json` holds only what a seed determines (specs, metrics, per-request outcomes), so the
+same seed gives the same bytes; wall-clock and CPU figures go to `timings.json`.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from slidingpolicy.engine.capacity import CapacityResult
+from slidingpolicy.engine.metrics import Metrics, RequestOutcome
+from slidingpolicy.engine.sweep import RunSummary
+
+METRIC_COLUMNS = (
+    "attainment",
+    "ttft_attainment",
+    "tbt_attainment",
+    "ttft_p50",
+    "ttft_p90",
+    "ttft_p99",
+    "tbt_p50",
+    "tbt_p90",
+    "tbt_p99",
+    "token_throughput",
+    "request_throughput",
+    "completed",
+    "preemptions",
+    "predictor_mae",
+)
+
+
+def _clean(value: Any) -> Any:
+    """NaN and infinities as None, recursively, so the JSON is standard."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _clean(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_clean(v) for v in value]
+    return value
+
+
+def dumps(data: Any) -> str:
+    """Deterministic JSON text: sorted keys, NaN as null, a final newline."""
+    return json.dumps(_clean(data), indent=2, sort_keys=True, allow_nan=False) + "\n"
+
+
+def outcome_rows(ids: Sequence[str], outcome: RequestOutcome) -> list[dict[str, Any]]:
+    """One row per request."""
+    columns = {
+        "generated": outcome.generated,
+        "ttft": outcome.ttft,
+        "max_gap": outcome.max_gap,
+        "max_lateness": outcome.max_lateness,
+        "finish": outcome.finish,
+        "preemptions": outcome.preemptions,
+        "completed": outcome.completed,
+        "attained": outcome.attained,
+    }
+    lists = {k: np.asarray(v).tolist() for k, v in columns.items()}
+    return [{"id": rid, **{k: lists[k][i] for k in lists}} for i, rid in enumerate(ids)]
+
+
+def metrics_row(label: dict[str, Any], metrics: Metrics) -> dict[str, Any]:
+    """A table row: the label columns, then the metrics users compare."""
+    values = metrics.to_dict()
+    return {**label, **{k: values[k] for k in METRIC_COLUMNS}}
+
+
+def write_csv(path: Path, rows: Sequence[dict[str, Any]]) -> None:
+    """Rows (dicts with the same keys) as CSV; None as an empty cell."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", newline="") as handle:
+        if not rows:
+            return
+        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+        writer.writeheader()
+        for row in rows:
+            writer.writerow({k: "" if v is None else v for k, v in _clean(row).items()})
+
+
+def write_json(path: Path, data: Any) -> None:
+    """`dumps(data)` to `path`, creating the folder."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(dumps(data))
+
+
+def runs_document(runs: Sequence[RunSummary]) -> dict[str, Any]:
+    """The deterministic document of a set of runs."""
+    return {"runs": [r.to_dict() for r in runs]}
+
+
+def timings_document(runs: Sequence[RunSummary]) -> dict[str, Any]:
+    """Wall-clock and CPU figures of the runs (not reproducible; kept apart)."""
+    return {
+        "runs": [{"policy": r.spec.policy, "rate": r.spec.rate, **r.stats.to_dict()} for r in runs]
+    }
+
+
+def capacity_rows(results: Sequence[CapacityResult]) -> list[dict[str, Any]]:
+    """One row per policy: capacity and the lowest failing rate."""
+    return [
+        {"policy": r.policy, "capacity": r.capacity, "failing": r.failing, "trials": len(r.trials)}
+        for r in results
+    ]
+
+
+def sweep_rows(runs: Sequence[RunSummary]) -> list[dict[str, Any]]:
+    """One row per run: policy, rate, metrics."""
+    return [metrics_row({"policy": r.spec.policy, "rate": r.spec.rate}, r.metrics) for r in runs]

@@ -1,0 +1,537 @@
+"""The offline engine: iteration-level, event-driven simulation of one policy on one workload.
+
+Each iteration: admit the requests that have arrived; take a snapshot (`SchedulerState`); ask
+the policy for a plan; check it (`check_plan`, when strict); run it on the hardware model (its
+latency times the model's seeded log-normal noise, drawn from the run's generator); apply it;
+let the policy observe the measured latency. When nothing is live the clock jumps to the next
+arrival.
+
+Engine state lives in numpy columns indexed by request (workload order); the `Request` records
+a policy sees are built once per request and rebuilt only for the requests an iteration changed.
+
+Choices the spec leaves to the engine, documented here:
+
+- **Recent prefill throughput** ρ_t (the snapshot's `prefill_throughput`): an exponential
+  average, weight `throughput_memory` (0.9) on the past, of prefill tokens per second of each
+  iteration that ran prefill tokens; it starts at the hardware's noise-free rate on one
+  512-token prompt. Decode-only iterations leave it unchanged.
+- **KV memory**: blocks of the hardware's block size (16) out of `kv_capacity_tokens`
+  (`kv.KVCache`, which also defines `kv_free_tokens`). A decode the plan leaves out for KV
+  (`BatchPlan.preempted`) is preempted; if a plan still needs more blocks than are free, the
+  engine preempts the newest request holding KV (latest arrival; vLLM's behaviour) and drops it
+  from the batch, until the batch fits. Every preemption is counted.
+- **Re-entry after preemption (recompute)**: the request frees its KV and waits again, as a
+  request whose prompt is its prompt plus the g tokens it has produced (vLLM recomputes them),
+  with `generated` 0 and `ttft_slo` L_ttft + g·L_tbt, so that the deadline the policy sees is
+  still eq. 1's deadline of its next token g + 1. The iteration that completes the recompute
+  produces token g + 1: no token is produced twice. The engine keeps counting tokens in the
+  original request's terms.
+- **Decode-only runs in closed form**: when every live request is decoding, all fit the
+  policy's token budget and the KV, the only valid plan gives each one token. The engine then
+  advances all iterations up to the next event (an arrival, a request finishing, a KV block
+  boundary that no longer fits) at once, with the hardware's `decode_latencies`, drawing the
+  same noise in the same order: the results are those of stepping (tested byte for byte). The
+  policy observes every iteration through `observe_decodes(pstate, decodes, latencies)` when
+  it has that method (it must equal observing each iteration); a policy without it is stepped.
+- The output length of a request is the workload's; the policy is not told it
+  (`max_new_tokens` is None), as a real server does not know it.
+- A plan that runs nothing while no KV slot is free and requests hold KV (partial prefills
+  filled the cache) makes the engine preempt the newest holder, and plan again.
+- A run ends when every request has completed, or when nothing can run and nothing more
+  arrives (`stalled`; the live requests stay live).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol
+
+import attrs
+import numpy as np
+from numpy.typing import NDArray
+
+from slidingpolicy import _validate
+from slidingpolicy.engine.kv import KVCache
+from slidingpolicy.engine.metrics import Metrics, RequestOutcome, TokenLog, outcome, summarize
+from slidingpolicy.errors import InvalidRecordError, SlidingPolicyError
+from slidingpolicy.hardware import HardwareModel
+from slidingpolicy.hardware.roofline import noisy
+from slidingpolicy.invariants import Violation, check_plan
+from slidingpolicy.plan import BatchPlan
+from slidingpolicy.request import Request
+from slidingpolicy.state import SchedulerState
+from slidingpolicy.workloads import Workload
+
+IntArray = NDArray[np.int64]
+FloatArray = NDArray[np.float64]
+
+THROUGHPUT_PROBE_TOKENS = 512
+
+
+class PlanViolationError(SlidingPolicyError):
+    """A policy's plan broke invariants in strict mode; the message names policy and invariants."""
+
+    def __init__(self, policy: str, now: float, violations: Sequence[Violation]) -> None:
+        listed = "; ".join(str(v) for v in violations)
+        super().__init__(f"policy {policy!r} at t={now:.6f}s broke {listed}")
+        self.policy = policy
+        self.violations = tuple(violations)
+
+
+class EngineError(SlidingPolicyError):
+    """A plan the engine cannot run (unknown id, more tokens than a request has left)."""
+
+
+class DecodeObserver(Protocol):
+    """The optional batched `observe` of a decode-only run (module docstring)."""
+
+    def observe_decodes(
+        self, pstate: Any, decodes: tuple[Request, ...], latencies: Sequence[float]
+    ) -> Any:
+        """The state after iteration j gave every request of `decodes` its (j+1)-th further
+        token in `latencies[j]` seconds, for every j; equal to observing each iteration."""
+        ...
+
+
+@attrs.frozen(slots=True)
+class EngineOptions:
+    """How the engine runs (not what it simulates).
+
+    - `strict`: check every plan with `check_plan` and raise `PlanViolationError` on any
+      violation (on in the tests).
+    - `closed_form`: advance decode-only runs at once (identical results; off = step them).
+    - `kv_capacity_tokens`: override the hardware's KV capacity (e.g. to study memory pressure).
+    - `throughput_memory`: weight of the past in the prefill throughput average ρ_t.
+    - `max_run`: the most iterations one closed-form run advances at once (bounds memory).
+    - `miss_budget`: stop the run early once more requests than this have certainly missed
+      their SLO (a token came late, or a deadline passed before its token); the capacity
+      search sets it to what 99% attainment allows, as the outcome is then known.
+    """
+
+    strict: bool = False
+    closed_form: bool = True
+    kv_capacity_tokens: int | None = None
+    throughput_memory: float = 0.9
+    max_run: int = 4096
+    miss_budget: int | None = None
+
+    def __attrs_post_init__(self) -> None:
+        record = "engine options"
+        _validate.flag(record, "strict", self.strict)
+        _validate.flag(record, "closed_form", self.closed_form)
+        if self.kv_capacity_tokens is not None:
+            _validate.integer(record, "kv_capacity_tokens", self.kv_capacity_tokens, 1)
+        memory = _validate.non_negative(record, "throughput_memory", self.throughput_memory)
+        if memory >= 1.0:
+            raise InvalidRecordError(record, "throughput_memory", f"={memory} must be < 1")
+        _validate.integer(record, "max_run", self.max_run, 1)
+        if self.miss_budget is not None:
+            _validate.integer(record, "miss_budget", self.miss_budget, 0)
+
+
+@attrs.frozen(slots=True)
+class EngineStats:
+    """How the engine got there: wall-clock and CPU figures, kept out of the compared results."""
+
+    decisions: int
+    decode_runs: int
+    run_iterations: int
+    wall_seconds: float
+    policy_cpu_seconds: float
+    policy_cpu_p50: float
+    policy_cpu_p99: float
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain values for JSON."""
+        return attrs.asdict(self)
+
+
+@attrs.frozen(slots=True)
+class RunOutput:
+    """One simulation: the metrics, per-request outcomes, where it ended, and engine figures."""
+
+    metrics: Metrics
+    outcome: RequestOutcome
+    end: float
+    stalled: bool
+    stats: EngineStats
+    stopped_early: bool = False
+
+
+StateHook = Callable[[SchedulerState, BatchPlan, int], None]
+"""Called with each planned (state, plan, token budget), e.g. to write a JSONL log."""
+
+
+def noise_sigma(hardware: HardwareModel) -> float:
+    """The log-normal sigma of a built-in hardware model's noise (roofline or profiled)."""
+    sigma = getattr(hardware, "noise_sigma", None)
+    if sigma is None:
+        sigma = getattr(getattr(hardware, "roofline", None), "noise_sigma", None)
+    if sigma is None:
+        raise InvalidRecordError("hardware", "noise_sigma", f"{hardware.name!r} has none")
+    return float(sigma)
+
+
+def simulate(
+    policy: Any,
+    workload: Workload,
+    hardware: HardwareModel,
+    seed: int,
+    options: EngineOptions | None = None,
+    on_plan: StateHook | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> RunOutput:
+    """Run `policy` on `workload` over `hardware`; noise from a generator seeded by `seed`."""
+    return _Run(policy, workload, hardware, seed, options or EngineOptions(), on_plan).run(progress)
+
+
+def engine_rng(seed: int) -> np.random.Generator:
+    """The run's noise generator: its own stream, apart from the workload's."""
+    return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(0xE,)))
+
+
+class _Run:
+    """One simulation's mutable state (engine-only; no policy sees it)."""
+
+    def __init__(
+        self,
+        policy: Any,
+        workload: Workload,
+        hardware: HardwareModel,
+        seed: int,
+        options: EngineOptions,
+        on_plan: StateHook | None,
+    ) -> None:
+        self.policy = policy
+        self.hardware = hardware
+        self.options = options
+        self.on_plan = on_plan
+        self.rng = engine_rng(seed)
+        self.sigma = noise_sigma(hardware)
+        columns = workload.columns()
+        self.columns = columns
+        n = len(workload)
+        self.n = n
+        self.ids = [r.id for r in workload.requests]
+        self.index = {rid: i for i, rid in enumerate(self.ids)}
+        self.arrival = columns.arrival.tolist()
+        self.ttft = columns.ttft.tolist()
+        self.tbt = columns.tbt.tolist()
+        self.output = columns.output
+        capacity = options.kv_capacity_tokens or hardware.kv_capacity_tokens
+        self.kv = KVCache(capacity, hardware.kv_block_size, n)
+        need = columns.prompt + columns.output
+        too_big = np.flatnonzero(need > self.kv.capacity_tokens)
+        if too_big.size:
+            i = int(too_big[0])
+            raise InvalidRecordError(
+                f"request {self.ids[i]!r}",
+                "prompt_tokens",
+                f"+ output = {int(need[i])} tokens exceed the KV capacity "
+                f"{self.kv.capacity_tokens}: it could never run",
+            )
+        self.prompt = columns.prompt.copy()
+        self.prefilled = np.zeros(n, dtype=np.int64)
+        self.base = np.zeros(n, dtype=np.int64)
+        self.log = TokenLog(columns)
+        self.records: list[Request | None] = [None] * n
+        self.live: list[int] = []
+        self.not_decoding = 0
+        self.next_arrival = 0
+        self.now = 0.0
+        self.iterations = 0
+        probe = np.array([THROUGHPUT_PROBE_TOKENS], dtype=np.int64)
+        self.throughput = THROUGHPUT_PROBE_TOKENS / hardware.latency(probe, np.zeros(1, np.int64))
+        self.pred_abs = 0.0
+        self.pred_signed = 0.0
+        self.pred_count = 0
+        self.decisions = 0
+        self.decode_runs = 0
+        self.run_iterations = 0
+        self.cpu: list[float] = []
+        self.stalled = False
+        self.batched_observe = getattr(policy, "observe_decodes", None)
+        self._next_miss_check = 0
+
+    # --- records -------------------------------------------------------------------------
+
+    def _record(self, i: int) -> Request:
+        base = int(self.base[i])
+        ttft = self.ttft[i] + base * self.tbt[i] if base else self.ttft[i]
+        return Request(
+            self.ids[i],
+            self.arrival[i],
+            int(self.prompt[i]),
+            int(self.prefilled[i]),
+            int(self.log.generated[i]) - base,
+            ttft,
+            self.tbt[i],
+        )
+
+    def _admit_arrivals(self) -> None:
+        while self.next_arrival < self.n and self.arrival[self.next_arrival] <= self.now:
+            i = self.next_arrival
+            self.records[i] = self._record(i)
+            self.live.append(i)
+            self.not_decoding += 1
+            self.next_arrival += 1
+
+    def _decoding(self) -> IntArray:
+        live = np.array(self.live, dtype=np.int64)
+        decoding: IntArray = live[self.prefilled[live] == self.prompt[live]]
+        return decoding
+
+    def snapshot(self) -> SchedulerState:
+        """The state a policy decides on now."""
+        records = self.records
+        return SchedulerState(
+            self.now,
+            tuple(records[i] for i in self.live),
+            self.throughput,
+            self.kv.free_tokens(self._decoding()),
+        )
+
+    # --- main loop -----------------------------------------------------------------------
+
+    def run(self, progress: Callable[[int], None] | None) -> RunOutput:
+        started = time.perf_counter()
+        reported = 0
+        pstate = self.policy.init()
+        budget = int(self.policy.token_budget)
+        stopped = False
+        while True:
+            if self.options.miss_budget is not None and self.iterations >= self._next_miss_check:
+                self._next_miss_check = self.iterations + 32
+                if self._certain_misses() > self.options.miss_budget:
+                    stopped = True
+                    break
+            self._admit_arrivals()
+            if not self.live:
+                if self.next_arrival >= self.n:
+                    break
+                self.now = max(self.now, self.arrival[self.next_arrival])
+                continue
+            if (
+                self.options.closed_form
+                and self.batched_observe is not None
+                and self.not_decoding == 0
+                and len(self.live) <= budget
+            ):
+                advanced, pstate = self._decode_run(pstate)
+                if advanced:
+                    continue
+            pstate, progressed = self._step(pstate, budget)
+            if not progressed:
+                if self.next_arrival < self.n:
+                    self.now = max(self.now, self.arrival[self.next_arrival])
+                    continue
+                self.stalled = True
+                break
+            if progress is not None:
+                done = self.n - len(self.live) - (self.n - self.next_arrival)
+                if done > reported:
+                    progress(done - reported)
+                    reported = done
+        wall = time.perf_counter() - started
+        metrics = summarize(
+            self.log,
+            self.now,
+            self.iterations,
+            (self.pred_abs, self.pred_signed, self.pred_count),
+        )
+        cpu = np.array(self.cpu)
+        stats = EngineStats(
+            decisions=self.decisions,
+            decode_runs=self.decode_runs,
+            run_iterations=self.run_iterations,
+            wall_seconds=wall,
+            policy_cpu_seconds=float(cpu.sum()),
+            policy_cpu_p50=float(np.percentile(cpu, 50)) if cpu.size else math.nan,
+            policy_cpu_p99=float(np.percentile(cpu, 99)) if cpu.size else math.nan,
+        )
+        return RunOutput(metrics, outcome(self.log), self.now, self.stalled, stats, stopped)
+
+    def _certain_misses(self) -> int:
+        """Requests that have missed for sure: a late token, or a passed deadline unserved."""
+        arrived = self.next_arrival
+        log, c = self.log, self.columns
+        generated = log.generated[:arrived]
+        due = c.arrival[:arrived] + c.ttft[:arrived] + generated * c.tbt[:arrived]
+        late = (log.max_lateness[:arrived] > 0.0) | (
+            (generated < c.output[:arrived]) & (due < self.now)
+        )
+        return int(np.count_nonzero(late))
+
+    def _step(self, pstate: Any, budget: int) -> tuple[Any, bool]:
+        """Plan, check, run and apply one iteration; False when it ran nothing and preempted
+        nothing (the caller then waits for an arrival)."""
+        state = self.snapshot()
+        started = time.process_time()
+        plan, pstate = self.policy.plan(pstate, state)
+        self.cpu.append(time.process_time() - started)
+        self.decisions += 1
+        if self.options.strict:
+            violations = check_plan(state, plan, token_budget=budget)
+            if violations:
+                raise PlanViolationError(str(self.policy.name), self.now, violations)
+        if self.on_plan is not None:
+            self.on_plan(state, plan, budget)
+        for rid in plan.preempted:
+            self._preempt(self._lookup(rid, "preempted"))
+        indices, chunks = self._batch(plan)
+        indices, chunks, dropped = self._fit_kv(indices, chunks)
+        if indices.size == 0:
+            if plan.preempted or dropped:
+                return pstate, True
+            return pstate, self._relieve_memory(state)
+        executed = plan
+        if dropped:
+            kept = {self.ids[i] for i in indices.tolist()}
+            executed = attrs.evolve(
+                plan, allocations=tuple(a for a in plan.allocations if a.request_id in kept)
+            )
+        latency = self._execute(indices, chunks)
+        prefill_tokens = int(chunks[self._was_prefill].sum())
+        if prefill_tokens:
+            error = plan.predicted_latency - latency
+            self.pred_abs += abs(error)
+            self.pred_signed += error
+            self.pred_count += 1
+            memory = self.options.throughput_memory
+            rate = prefill_tokens / latency
+            self.throughput = memory * self.throughput + (1.0 - memory) * rate
+        self._apply(indices, chunks)
+        pstate = self.policy.observe(pstate, state, executed, latency)
+        return pstate, True
+
+    def _relieve_memory(self, state: SchedulerState) -> bool:
+        """An empty plan with no KV free while requests hold KV (partial prefills filled the
+        cache): preempt the newest holder, as vLLM does when a running request cannot grow."""
+        holders = np.flatnonzero(self.kv.blocks)
+        if state.kv_free_tokens or holders.size == 0:
+            return False
+        self._preempt(int(holders[-1]))
+        return True
+
+    def _lookup(self, rid: str, role: str) -> int:
+        i = self.index.get(rid)
+        if i is None or self.records[i] is None:
+            raise EngineError(
+                f"policy {self.policy.name!r}: {role} id {rid!r} is not a live request"
+            )
+        return i
+
+    def _batch(self, plan: BatchPlan) -> tuple[IntArray, IntArray]:
+        """The plan as request indices and chunks, checked against what each request has left."""
+        allocations = plan.allocations
+        found = [self._lookup(a.request_id, "allocated") for a in allocations]
+        indices = np.array(found, dtype=np.int64)
+        chunks = np.array([a.tokens for a in allocations], dtype=np.int64)
+        if indices.size:
+            left = self.prompt[indices] - self.prefilled[indices]
+            over = (chunks > np.maximum(left, 1)) | (chunks < 1)
+            if over.any() or len(set(found)) != len(found):
+                j = int(np.flatnonzero(over)[0]) if over.any() else 0
+                raise EngineError(
+                    f"policy {self.policy.name!r}: allocation {allocations[j]!r} does not fit "
+                    f"request {allocations[j].request_id!r} (prefill left {int(left[j])}), "
+                    "or an id is allocated twice"
+                )
+        return indices, chunks
+
+    def _fit_kv(self, indices: IntArray, chunks: IntArray) -> tuple[IntArray, IntArray, bool]:
+        """Preempt the newest KV holders until the batch's new blocks fit (vLLM)."""
+        dropped = False
+        while indices.size and int(self.kv.needed(indices, chunks).sum()) > self.kv.free_blocks:
+            holders = np.flatnonzero(self.kv.blocks)
+            if holders.size == 0:
+                raise EngineError("a batch needs more KV blocks than the whole cache holds")
+            victim = int(holders[-1])
+            self._preempt(victim)
+            keep = indices != victim
+            if not keep.all():
+                indices, chunks = indices[keep], chunks[keep]
+                dropped = True
+        return indices, chunks, dropped
+
+    def _execute(self, indices: IntArray, chunks: IntArray) -> float:
+        """Run the batch on the hardware; advance the clock by its noisy latency."""
+        generated = self.log.generated[indices] - self.base[indices]
+        contexts = self.prefilled[indices] + generated
+        self._was_prefill = self.prefilled[indices] < self.prompt[indices]
+        self.kv.write(indices, chunks)
+        latency = noisy(self.hardware.latency(chunks, contexts), self.sigma, self.rng)
+        self.now += latency
+        self.iterations += 1
+        return latency
+
+    def _apply(self, indices: IntArray, chunks: IntArray) -> None:
+        """Move prefills on, produce the tokens, retire the finished requests."""
+        prefill = self._was_prefill
+        self.prefilled[indices[prefill]] += chunks[prefill]
+        produced = ~prefill | (self.prefilled[indices] == self.prompt[indices])
+        producing = indices[produced]
+        self.not_decoding -= int(np.count_nonzero(prefill & produced))
+        self.log.record(producing, self.now)
+        self._retire_and_refresh(indices)
+
+    def _retire_and_refresh(self, indices: IntArray) -> None:
+        finished = self.log.generated[indices] == self.output[indices]
+        for i in indices[finished].tolist():
+            self.kv.release(i)
+            self.records[i] = None
+        if finished.any():
+            self.live = [i for i in self.live if self.records[i] is not None]
+        for i in indices[~finished].tolist():
+            self.records[i] = self._record(i)
+
+    def _preempt(self, i: int) -> None:
+        """Free request i's KV and send it back to wait, to recompute what it has (module doc)."""
+        decoding = self.prefilled[i] == self.prompt[i]
+        self.kv.release(i)
+        self.log.preemptions[i] += 1
+        generated = int(self.log.generated[i])
+        self.base[i] = generated
+        self.prompt[i] = int(self.columns.prompt[i]) + generated
+        self.prefilled[i] = 0
+        if decoding:
+            self.not_decoding += 1
+        self.records[i] = self._record(i)
+
+    # --- closed form ---------------------------------------------------------------------
+
+    def _decode_run(self, pstate: Any) -> tuple[bool, Any]:
+        """Advance a decode-only run up to the next event at once; False if none fits."""
+        live = np.array(self.live, dtype=np.int64)
+        left = self.output[live] - self.log.generated[live]
+        limit = min(int(left.min()), self.options.max_run)
+        steps = self.kv.decode_run_length(live, limit)
+        if steps == 0:
+            return False, pstate
+        contexts = self.prefilled[live] + self.log.generated[live] - self.base[live]
+        totals = int(contexts.sum()) + np.arange(steps, dtype=np.int64) * live.size
+        base = self.hardware.decode_latencies(int(live.size), totals)
+        next_arrival = self.arrival[self.next_arrival] if self.next_arrival < self.n else math.inf
+        now, sigma, rng = self.now, self.sigma, self.rng
+        times: list[float] = []
+        latencies: list[float] = []
+        for latency in base.tolist():
+            if times and now >= next_arrival:
+                break
+            latency = noisy(latency, sigma, rng)
+            now += latency
+            times.append(now)
+            latencies.append(latency)
+        ran = len(times)
+        decodes = tuple(self.records[i] for i in self.live)
+        self.kv.write(live, np.full(live.size, ran, dtype=np.int64))
+        self.log.record_run(live, np.array(times))
+        self.now = now
+        self.iterations += ran
+        self.decode_runs += 1
+        self.run_iterations += ran
+        self._retire_and_refresh(live)
+        observe: Callable[..., Any] = self.batched_observe  # type: ignore[assignment]
+        return True, observe(pstate, decodes, latencies)

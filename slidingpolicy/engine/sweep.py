@@ -1,0 +1,223 @@
+"""Runs by specification: what to simulate, as a picklable record, and a process pool to run many.
+
+A `RunSpec` names everything a run needs (policy, hardware, workload, arrivals, seed, engine
+options), so a worker process rebuilds the run from it alone and the run is reproducible from
+its seed: the workload's lengths and arrivals come from `seed`, the hardware's noise from
+`engine_rng(seed)`.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from slidingpolicy import _validate
+from slidingpolicy.engine.metrics import Metrics
+from slidingpolicy.engine.simulator import EngineOptions, EngineStats, simulate
+from slidingpolicy.errors import InvalidRecordError
+from slidingpolicy.hardware import HardwareModel, build_hardware
+from slidingpolicy.hardware.build import DEFAULT_NOISE_SIGMA
+from slidingpolicy.policies import by_name
+from slidingpolicy.predictor import LatencyPredictor
+from slidingpolicy.predictor.profiling import default_predictor
+from slidingpolicy.workloads import (
+    ArrivalProcess,
+    Burst,
+    Poisson,
+    TraceTimes,
+    Workload,
+    load_workload,
+    make_workload,
+)
+
+
+@attrs.frozen(slots=True)
+class HardwareSpec:
+    """A built-in hardware model by name, optionally with a measured-profile CSV."""
+
+    gpu: str = "rtx3090"
+    model: str = "qwen2.5-7b"
+    tp: int = 2
+    profile: str | None = None
+    noise_sigma: float = DEFAULT_NOISE_SIGMA
+
+    def build(self) -> HardwareModel:
+        """The hardware model (raises UnknownNameError for unknown names)."""
+        profile = None if self.profile is None else Path(self.profile)
+        return build_hardware(self.gpu, self.model, self.tp, profile, self.noise_sigma)
+
+    def predictor(self) -> LatencyPredictor:
+        """The packaged default predictor of this gpu/model/tp (fitted afresh if none)."""
+        return default_predictor(self.gpu, self.model, self.tp)
+
+
+@attrs.frozen(slots=True)
+class WorkloadSpec:
+    """A named synthetic workload, or a trace file (`trace`), and how many requests of it."""
+
+    name: str = "mixed-v1"
+    requests: int = 300
+    trace: str | None = None
+    slo_scale: float = 1.0
+    slo_tiers: bool = False
+    slo_source: str = "sharegpt"
+
+    def __attrs_post_init__(self) -> None:
+        _validate.integer("workload", "requests", self.requests, 1)
+
+    def build(self, arrivals: ArrivalProcess | None, seed: int) -> Workload:
+        """The workload's requests with these arrivals (None: a trace's own times)."""
+        if self.trace is not None:
+            return load_workload(
+                Path(self.trace),
+                arrivals,
+                self.requests,
+                seed,
+                self.slo_source,
+                self.slo_scale,
+                self.slo_tiers,
+            )
+        if arrivals is None:
+            raise InvalidRecordError(f"workload {self.name!r}", "arrivals", "needs a rate")
+        return make_workload(
+            self.name, self.requests, arrivals, seed, self.slo_scale, self.slo_tiers
+        )
+
+    @property
+    def label(self) -> str:
+        """The trace's path or the workload's name."""
+        return self.trace if self.trace is not None else self.name
+
+
+@attrs.frozen(slots=True)
+class RunSpec:
+    """Everything one simulation needs; `policy_options` are the registry's keyword options."""
+
+    policy: str
+    hardware: HardwareSpec = attrs.field(factory=HardwareSpec)
+    workload: WorkloadSpec = attrs.field(factory=WorkloadSpec)
+    arrivals: ArrivalProcess | None = attrs.field(factory=lambda: Poisson(1.0))
+    seed: int = 0
+    options: EngineOptions = attrs.field(factory=EngineOptions)
+    predictor: str | None = None
+    policy_options: tuple[tuple[str, Any], ...] = ()
+
+    @property
+    def rate(self) -> float:
+        """The arrival rate (req/s) where there is one; NaN for a trace's own times."""
+        arrivals = self.arrivals
+        if isinstance(arrivals, Poisson):
+            return arrivals.rate
+        if isinstance(arrivals, Burst):
+            return arrivals.base_rate
+        if isinstance(arrivals, TraceTimes) and arrivals.rate is not None:
+            return arrivals.rate
+        return math.nan
+
+    def with_rate(self, rate: float) -> RunSpec:
+        """The same run at Poisson rate `rate`."""
+        return attrs.evolve(self, arrivals=Poisson(rate))
+
+    def to_dict(self) -> dict[str, Any]:
+        """The spec as plain JSON values (deterministic)."""
+        arrivals: dict[str, Any] | None = None
+        if self.arrivals is not None:
+            arrivals = {"kind": type(self.arrivals).__name__.lower(), **attrs.asdict(self.arrivals)}
+        options = attrs.asdict(self.options)
+        return {
+            "policy": self.policy,
+            "policy_options": dict(self.policy_options),
+            "hardware": attrs.asdict(self.hardware),
+            "workload": attrs.asdict(self.workload),
+            "arrivals": arrivals,
+            "seed": self.seed,
+            "engine": options,
+            "predictor": self.predictor,
+        }
+
+
+@attrs.frozen(slots=True)
+class RunSummary:
+    """What a run gives back: the spec, metrics, whether it stalled, and the engine figures."""
+
+    spec: RunSpec
+    metrics: Metrics
+    stalled: bool
+    end: float
+    stats: EngineStats
+    stopped_early: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        """The deterministic part (no wall-clock values) as JSON values."""
+        return {
+            "spec": self.spec.to_dict(),
+            "metrics": self.metrics.to_dict(),
+            "stalled": self.stalled,
+            "stopped_early": self.stopped_early,
+            "end": self.end,
+        }
+
+
+def predictor_of(spec: RunSpec) -> LatencyPredictor:
+    """The spec's predictor file, or the hardware's default."""
+    if spec.predictor is not None:
+        return LatencyPredictor.load(Path(spec.predictor))
+    return spec.hardware.predictor()
+
+
+def run(spec: RunSpec) -> RunSummary:
+    """Build and simulate the run `spec` describes."""
+    hardware = spec.hardware.build()
+    policy = by_name(spec.policy, predictor_of(spec), **dict(spec.policy_options))
+    workload = spec.workload.build(spec.arrivals, spec.seed)
+    output = simulate(policy, workload, hardware, spec.seed, spec.options)
+    return RunSummary(
+        spec, output.metrics, output.stalled, output.end, output.stats, output.stopped_early
+    )
+
+
+def default_workers() -> int:
+    """Both cores here: one worker per CPU this process may use."""
+    return max(1, len(os.sched_getaffinity(0)))
+
+
+def run_many(
+    specs: Sequence[RunSpec],
+    workers: int | None = None,
+    on_done: Callable[[RunSummary], None] | None = None,
+) -> list[RunSummary]:
+    """Run every spec (in a process pool when workers > 1); results in the order of `specs`."""
+    count = default_workers() if workers is None else workers
+    if count <= 1 or len(specs) <= 1:
+        results = []
+        for spec in specs:
+            result = run(spec)
+            if on_done is not None:
+                on_done(result)
+            results.append(result)
+        return results
+    with ProcessPoolExecutor(max_workers=min(count, len(specs))) as pool:
+        futures = [pool.submit(run, spec) for spec in specs]
+        for future in futures:
+            future.add_done_callback(
+                lambda f: on_done(f.result()) if on_done is not None and not f.exception() else None
+            )
+        return [future.result() for future in futures]
+
+
+def sweep(
+    base: RunSpec,
+    policies: Sequence[str],
+    rates: Sequence[float],
+    workers: int | None = None,
+    on_done: Callable[[RunSummary], None] | None = None,
+) -> list[RunSummary]:
+    """Every policy at every Poisson rate, same seed (same lengths at every rate)."""
+    specs = [attrs.evolve(base, policy=p).with_rate(r) for p in policies for r in rates]
+    return run_many(specs, workers, on_done)

@@ -223,25 +223,32 @@ class Fill:
 
     def price_requests(self, chunks: Sequence[tuple[int, int]]) -> float:
         """T̂ of the decodes plus chunks (c, u) of requests in or outside the queue."""
-        x1 = x2 = x6 = x7 = 0
-        x3 = x5 = self.decode_context
-        x4 = self.num_decode
-        for r, u in chunks:
+        context = self.decode_context
+        return self._with_chunks(0, 0, context, self.num_decode, context, 0, 0, chunks)
+
+    def _with_chunks(
+        self,
+        x1: int,
+        x2: int,
+        x3: int,
+        x4: int,
+        x5: int,
+        x6: int,
+        x7: int,
+        chunks: Sequence[tuple[int, int]],
+    ) -> float:
+        """T̂ of a batch with features x1..x7 so far plus `chunks` (c, u) (eq. 4–6): a chunk
+        of one token is a decode; an empty batch costs 0."""
+        for c, u in chunks:
             x3 += u
-            if r >= 2:
-                x1 += r * (u + r)
-                x2 += r * r
-                x6 += r
-                x7 = max(x7, r)
+            if c >= 2:
+                x1 += c * (u + c)
+                x2 += c * c
+                x6 += c
+                x7 = max(x7, c)
             else:
                 x4 += 1
                 x5 += u
-        return self._scenario_dot(x1, x2, x3, x4, x5, x6, x7)
-
-    def _scenario_dot(
-        self, x1: float, x2: float, x3: float, x4: float, x5: float, x6: float, x7: float
-    ) -> float:
-        """T̂ from the features, by the scenario they imply (eq. 5–6); 0 for an empty batch."""
         if x6 > 0:
             return self._dot(MIXED if x4 > 0 else PREFILL, x1, x2, x3, x4, x5, x6, x7)
         return self._dot(DECODE, x1, x2, x3, x4, x5, x6, x7) if x4 > 0 else 0.0
@@ -254,59 +261,46 @@ class Fill:
         if lo == 0 and step == 0:
             return self.prefix(hi)
         cum, context = self.cum, self.context
-        a = bisect_right(cum, lo) - 1
         x3 = x5 = self.decode_context + step * self.num_decode
         x4 = self.num_decode
         x1 = x2 = x6 = x7 = 0
-        if hi > lo:
-            e = bisect_left(cum, hi) - 1
-            chunks: tuple[tuple[int, int], ...]
-            if a == e:
-                chunks = ((hi - lo, context[a] + lo - cum[a]),)
-            else:
-                chunks = ((cum[a + 1] - lo, context[a] + lo - cum[a]), (hi - cum[e], context[e]))
-                s = a + 1
-                x1 = self.p1[e] - self.p1[s]
-                x2 = self.p2[e] - self.p2[s]
-                x3 += self.pu[e] - self.pu[s]
-                x4 += self.n1[e] - self.n1[s]
-                x5 += self.u1[e] - self.u1[s]
-                x6 = self.p6[e] - self.p6[s]
-                x7 = _peak(self.remaining, s, e)
-            for c, u in chunks:
-                x3 += u
-                if c >= 2:
-                    x1 += c * (u + c)
-                    x2 += c * c
-                    x6 += c
-                    x7 = max(x7, c)
-                else:
-                    x4 += 1
-                    x5 += u
-        return self._scenario_dot(x1, x2, x3, x4, x5, x6, x7)
+        if hi <= lo:
+            return self._with_chunks(x1, x2, x3, x4, x5, x6, x7, ())
+        a = bisect_right(cum, lo) - 1
+        e = bisect_left(cum, hi) - 1
+        if a == e:
+            return self._with_chunks(
+                x1, x2, x3, x4, x5, x6, x7, ((hi - lo, context[a] + lo - cum[a]),)
+            )
+        s = a + 1
+        return self._with_chunks(
+            self.p1[e] - self.p1[s],
+            self.p2[e] - self.p2[s],
+            x3 + self.pu[e] - self.pu[s],
+            x4 + self.n1[e] - self.n1[s],
+            x5 + self.u1[e] - self.u1[s],
+            self.p6[e] - self.p6[s],
+            _peak(self.remaining, s, e),
+            ((cum[s] - lo, context[a] + lo - cum[a]), (hi - cum[e], context[e])),
+        )
 
     def prefix(self, b: int) -> float:
-        """T̂ of the decodes plus a greedy fill of b tokens: requests before the piece of b
-        whole (prefix sums) and its request's chunk c (eq. 4–6)."""
-        x3 = x5 = self.decode_context
-        x4 = self.num_decode
+        """T̂ of the decodes plus a greedy fill of b tokens: the requests before the piece of
+        b whole (prefix sums) and its request's chunk (eq. 4–6)."""
+        context = self.decode_context
         if b <= 0:
-            return self._scenario_dot(0, 0, x3, x4, x5, 0, 0)
+            return self._with_chunks(0, 0, context, self.num_decode, context, 0, 0, ())
         k = bisect_left(self.cum, b) - 1
-        c, u = b - self.cum[k], self.context[k]
-        x1, x2, x6, x7 = self.p1[k], self.p2[k], self.p6[k], self.peak[k]
-        x3 += self.pu[k] + u
-        x4 += self.n1[k]
-        x5 += self.u1[k]
-        if c >= 2:
-            x1 += c * (u + c)
-            x2 += c * c
-            x6 += c
-            x7 = max(x7, c)
-        else:
-            x4 += 1
-            x5 += u
-        return self._scenario_dot(x1, x2, x3, x4, x5, x6, x7)
+        return self._with_chunks(
+            self.p1[k],
+            self.p2[k],
+            context + self.pu[k],
+            self.num_decode + self.n1[k],
+            context + self.u1[k],
+            self.p6[k],
+            self.peak[k],
+            ((b - self.cum[k], self.context[k]),),
+        )
 
     def first(self, k: int) -> Piece:
         """T̂ of the fill that ends with a chunk c ≥ 2 of request k, as a function of c."""

@@ -38,6 +38,8 @@ def _convex_candidates(now: Piece, then: Piece, whole: int, lo: int, hi: int) ->
 def exact_split(fill: Fill, budget_sum: int, cap: int, deadline: float) -> int:
     """The b in [B_Σ − cap, min(B_Σ, cap)] with T̂₁(b) ≤ deadline minimizing two_step_cost.
 
+    Two iterations run at most 2·cap tokens, so B_Σ is taken as min(B_Σ, 2·cap).
+
     No feasible b exceeds TimeToBudget(deadline), which bounds the pieces searched. Per
     piece the cost is convex in the chunk away from 1-token chunks (proofs/split.md), so
     each piece contributes a few candidates priced by its closed forms, and its special
@@ -46,6 +48,7 @@ def exact_split(fill: Fill, budget_sum: int, cap: int, deadline: float) -> int:
     the deadline, the largest feasible b below the range is returned (the receding-horizon
     clamp).
     """
+    budget_sum = min(budget_sum, 2 * cap)
     lo_b = max(0, budget_sum - cap)
     hi_b = min(budget_sum, fill_budget(fill, deadline, cap))
     best, best_cost = -1, math.inf
@@ -98,6 +101,7 @@ def ternary_split(fill: Fill, budget_sum: int, cap: int, deadline: float) -> int
 
     Exact only where the cost is unimodal over the whole range (proofs/split.md).
     """
+    budget_sum = min(budget_sum, 2 * cap)
     lo, hi = max(0, budget_sum - cap), min(budget_sum, cap)
     cost: Callable[[int], float] = lambda b: two_step_cost(fill, b, budget_sum)  # noqa: E731
     while hi - lo > 2:

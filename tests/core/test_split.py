@@ -79,3 +79,15 @@ def test_split_of_a_convex_single_request_is_balanced() -> None:
     predictor = LatencyPredictor(model, model, model, fallback=model)
     fill = Fill(predictor, [], [4000], [0])
     assert exact_split(fill, 2000, 2048, 1.0) == 1000
+
+
+def test_a_window_budget_beyond_two_caps_is_capped() -> None:
+    """B_Σ > 2·cap leaves no b with both iterations within the cap; both searches then
+    plan as if B_Σ = 2·cap instead of failing."""
+    from slidingpolicy import LinearModel
+
+    model = LinearModel(0.01, (0.0, 0.0, 0.0, 0.0, 0.0, 1e-4, 0.0))
+    fill = Fill(LatencyPredictor(model, model, model, fallback=model), [], [500], [0])
+    for split in (exact_split, ternary_split):
+        b = split(fill, 400, 100, 1.0)
+        assert b == 100

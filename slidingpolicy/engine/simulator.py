@@ -158,10 +158,16 @@ class RunOutput:
     stalled: bool
     stats: EngineStats
     stopped_early: bool = False
+    kv_blocks_in_use: int = 0
+    policy_state: Any = None
 
 
 StateHook = Callable[[SchedulerState, BatchPlan, int], None]
 """Called with each planned (state, plan, token budget), e.g. to write a JSONL log."""
+
+Probe = Callable[[float, int, int, IntArray, IntArray], None]
+"""Called after every step or closed-form run with (now, KV blocks in use, KV blocks in all,
+request indices that produced tokens, how many each): what the conservation tests watch."""
 
 
 def noise_sigma(hardware: HardwareModel) -> float:
@@ -182,9 +188,12 @@ def simulate(
     options: EngineOptions | None = None,
     on_plan: StateHook | None = None,
     progress: Callable[[int], None] | None = None,
+    probe: Probe | None = None,
 ) -> RunOutput:
     """Run `policy` on `workload` over `hardware`; noise from a generator seeded by `seed`."""
-    return _Run(policy, workload, hardware, seed, options or EngineOptions(), on_plan).run(progress)
+    run = _Run(policy, workload, hardware, seed, options or EngineOptions(), on_plan)
+    run.probe = probe
+    return run.run(progress)
 
 
 def engine_rng(seed: int) -> np.random.Generator:
@@ -254,6 +263,7 @@ class _Run:
         self.stalled = False
         self.batched_observe = getattr(policy, "observe_decodes", None)
         self._next_miss_check = 0
+        self.probe: Probe | None = None
 
     # --- records -------------------------------------------------------------------------
 
@@ -351,7 +361,16 @@ class _Run:
             policy_cpu_p50=float(np.percentile(cpu, 50)) if cpu.size else math.nan,
             policy_cpu_p99=float(np.percentile(cpu, 99)) if cpu.size else math.nan,
         )
-        return RunOutput(metrics, outcome(self.log), self.now, self.stalled, stats, stopped)
+        return RunOutput(
+            metrics,
+            outcome(self.log),
+            self.now,
+            self.stalled,
+            stats,
+            stopped,
+            self.kv.used_blocks,
+            pstate,
+        )
 
     def _certain_misses(self) -> int:
         """Requests that have missed for sure: a late token, or a passed deadline unserved."""
@@ -475,6 +494,9 @@ class _Run:
         producing = indices[produced]
         self.not_decoding -= int(np.count_nonzero(prefill & produced))
         self.log.record(producing, self.now)
+        if self.probe is not None:
+            ones = np.ones(producing.size, dtype=np.int64)
+            self.probe(self.now, self.kv.used_blocks, self.kv.total_blocks, producing, ones)
         self._retire_and_refresh(indices)
 
     def _retire_and_refresh(self, indices: IntArray) -> None:
@@ -528,6 +550,9 @@ class _Run:
         decodes = tuple(self.records[i] for i in self.live)
         self.kv.write(live, np.full(live.size, ran, dtype=np.int64))
         self.log.record_run(live, np.array(times))
+        if self.probe is not None:
+            counts = np.full(live.size, ran, dtype=np.int64)
+            self.probe(now, self.kv.used_blocks, self.kv.total_blocks, live, counts)
         self.now = now
         self.iterations += ran
         self.decode_runs += 1

@@ -1,0 +1,48 @@
+"""The capacity search finds the threshold rate to 2.5%, from above or below."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from slidingpolicy.engine.capacity import PRECISION, _search, capacity_search
+from slidingpolicy.engine.sweep import RunSpec, WorkloadSpec
+
+
+def _drive(
+    threshold: float, start: float, k: int, known: list[tuple[float, float]]
+) -> tuple[float, float, int]:
+    search = _search(start, PRECISION, 0.99, k, known)
+    trials = 0
+    try:
+        rates = next(search)
+        while True:
+            trials += len(rates)
+            rates = search.send([1.0 if r <= threshold else 0.5 for r in rates])
+    except StopIteration as done:
+        passing, failing = done.value
+    return passing, failing, trials
+
+
+@pytest.mark.parametrize("threshold", [0.05, 0.7, 1.0, 3.3, 40.0])
+@pytest.mark.parametrize("k", [1, 2])
+def test_search_brackets_the_threshold_to_precision(threshold: float, k: int) -> None:
+    passing, failing, _ = _drive(threshold, 1.0, k, [])
+    assert passing <= threshold < failing
+    assert failing / passing <= 1 + PRECISION
+
+
+def test_search_starts_from_known_trials() -> None:
+    passing, failing, trials = _drive(1.3, 1.0, 1, [(1.0, 1.0), (2.0, 0.4)])
+    assert passing <= 1.3 < failing
+    assert trials <= math.ceil(math.log2(math.log(2) / math.log(1 + PRECISION))) + 1
+
+
+def test_capacity_of_a_real_policy_is_reproducible() -> None:
+    base = RunSpec("sarathi", workload=WorkloadSpec(requests=40))
+    first = capacity_search(base, start=1.0, workers=1)
+    second = capacity_search(base, start=1.0, workers=1)
+    assert first == second
+    assert first.capacity > 0
+    assert first.failing / first.capacity <= 1 + PRECISION

@@ -1,0 +1,59 @@
+"""States and plans survive the JSON round trip; malformed documents name the field."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from slidingpolicy import Allocation, BatchPlan, Diagnostics, Request, SchedulerState
+from slidingpolicy.codec import CodecError, log_line, parse_line
+from slidingpolicy.errors import SlidingPolicyError
+
+
+def _pair() -> tuple[SchedulerState, BatchPlan]:
+    state = SchedulerState(
+        2.0,
+        (
+            Request("a", 0.5, 100, 100, 3, 1.0, 0.1),
+            Request("b", 1.0, 400, 0, 0, 3.0, 0.1, protected=True),
+        ),
+        8000.0,
+        512,
+    )
+    plan = BatchPlan(
+        (Allocation("a", 1), Allocation("b", 256)),
+        "chunker",
+        256,
+        0.02,
+        Diagnostics(t_cur=0.05, budget_sum=300, risky=("b",)),
+    )
+    return state, plan
+
+
+def test_round_trip() -> None:
+    state, plan = _pair()
+    assert parse_line(log_line(state, plan, 2048)) == (state, plan, 2048)
+
+
+@pytest.mark.parametrize(
+    ("mutate", "needle"),
+    [
+        (lambda d: d.pop("state"), "state"),
+        (lambda d: d["state"]["requests"][0].update(prefilled=900), "prefilled"),
+        (lambda d: d["plan"].update(allocations=[["a"]]), "allocations[0]"),
+        (lambda d: d.update(token_budget=-1), "token_budget"),
+        (lambda d: d["state"]["requests"][0].update(colour=1), "colour"),
+    ],
+)
+def test_malformed_lines_name_the_field(mutate: object, needle: str) -> None:
+    state, plan = _pair()
+    document = json.loads(log_line(state, plan, 2048))
+    mutate(document)  # type: ignore[operator]
+    with pytest.raises(SlidingPolicyError, match=needle.replace("[", r"\[")):
+        parse_line(json.dumps(document))
+
+
+def test_not_json() -> None:
+    with pytest.raises(CodecError, match="not JSON"):
+        parse_line("{")

@@ -1,0 +1,43 @@
+"""KV blocks: capacity in whole blocks, runs of decodes that fit, release to zero."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given
+from hypothesis import strategies as st
+
+from slidingpolicy.engine.kv import KVCache
+
+
+@given(
+    st.lists(st.integers(1, 100), min_size=1, max_size=6),
+    st.integers(0, 30),
+    st.integers(1, 80),
+)
+def test_decode_run_length_is_the_longest_run_that_fits(
+    tokens: list[int], extra_blocks: int, limit: int
+) -> None:
+    n = len(tokens)
+    held = sum(-(-t // 16) for t in tokens)
+    kv = KVCache((held + extra_blocks) * 16, 16, n)
+    idx = np.arange(n, dtype=np.int64)
+    kv.write(idx, np.array(tokens, dtype=np.int64))
+    steps = kv.decode_run_length(idx, limit)
+    scan = 0
+    for k in range(1, limit + 1):
+        if sum(-(-(t + k) // 16) for t in tokens) - held <= extra_blocks:
+            scan = k
+        else:
+            break
+    assert steps == scan
+
+
+def test_free_tokens_counts_free_blocks_and_decode_room() -> None:
+    kv = KVCache(160, 16, 3)
+    kv.write(np.array([0, 1], dtype=np.int64), np.array([16, 20], dtype=np.int64))
+    assert kv.free_blocks == 10 - 3
+    decoding = np.array([0, 1], dtype=np.int64)
+    assert kv.free_tokens(decoding) == 7 * 16 + 1
+    kv.release(0)
+    kv.release(1)
+    assert kv.used_blocks == 0

@@ -1,0 +1,113 @@
+"""Metrics against hand-computed cases (one definition each, in engine/metrics.py)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from slidingpolicy.engine.metrics import (
+    TokenLog,
+    outcome,
+    percentile,
+    summarize,
+    token_deadline,
+)
+from slidingpolicy.workloads import RequestSpec, Workload
+
+
+def _workload(*specs: tuple[float, int, int, float, float]) -> Workload:
+    return Workload(
+        "hand",
+        tuple(
+            RequestSpec(f"r{i}", a, p, o, ttft, tbt, "test")
+            for i, (a, p, o, ttft, tbt) in enumerate(specs)
+        ),
+    )
+
+
+def test_token_deadline_is_eq_1() -> None:
+    d = token_deadline(np.array([2.0]), np.array([1.0]), np.array([0.1]), np.array([3]))
+    assert d[0] == pytest.approx(2.0 + 1.0 + 2 * 0.1)
+
+
+def test_nearest_rank_percentiles() -> None:
+    values = np.array([5.0, 1.0, 3.0, 2.0, 4.0])
+    assert percentile(values, 50) == 3.0
+    assert percentile(values, 90) == 5.0
+    assert percentile(values, 20) == 1.0
+    assert percentile(values, 21) == 2.0
+    assert math.isnan(percentile(np.zeros(0), 50))
+
+
+def test_weighted_percentile_counts_each_value_weight_times() -> None:
+    values = np.array([1.0, 10.0])
+    weights = np.array([9, 1], dtype=np.int64)
+    assert percentile(values, 90, weights) == 1.0
+    assert percentile(values, 91, weights) == 10.0
+
+
+def _log(workload: Workload, times: dict[int, list[float]]) -> TokenLog:
+    log = TokenLog(workload.columns())
+    events = sorted((t, i) for i, ts in times.items() for t in ts)
+    for t, i in events:
+        log.record(np.array([i], dtype=np.int64), t)
+    return log
+
+
+def test_slo_attained_iff_every_token_by_its_deadline() -> None:
+    # arrival 0, TTFT 1 s, TBT 0.1 s, 3 tokens: deadlines 1.0, 1.1, 1.2
+    w = _workload((0.0, 10, 3, 1.0, 0.1), (0.0, 10, 3, 1.0, 0.1), (0.0, 10, 3, 1.0, 0.1))
+    log = _log(w, {0: [0.5, 1.05, 1.2], 1: [0.9, 1.15, 1.2], 2: [0.2, 0.3]})
+    result = outcome(log)
+    assert result.attained.tolist() == [True, False, False]
+    assert result.completed.tolist() == [True, True, False]
+    assert result.ttft_attained.tolist() == [True, True, True]
+    # max gaps: 0.55 > 0.1; 0.25 > 0.1; unfinished
+    assert result.tbt_attained.tolist() == [False, False, False]
+
+
+def test_slack_banked_by_an_early_first_token_counts() -> None:
+    # eq. 1 lets an early token bank slack: gap 0.15 > TBT 0.1 yet every deadline met
+    w = _workload((0.0, 10, 2, 1.0, 0.1))
+    log = _log(w, {0: [0.5, 0.65]})
+    result = outcome(log)
+    assert result.attained.tolist() == [True]
+    assert result.tbt_attained.tolist() == [False]
+
+
+def test_summary_by_hand() -> None:
+    w = _workload((0.0, 10, 2, 1.0, 0.1), (1.0, 10, 1, 1.0, 0.1))
+    log = _log(w, {0: [0.5, 0.6], 1: [3.0]})
+    m = summarize(log, end=3.0, iterations=3, predictor_errors=(0.3, -0.1, 2))
+    assert m.requests == 2
+    assert m.completed == 2
+    assert m.attainment == 0.5
+    assert m.ttft_attainment == 0.5
+    assert m.ttft_p50 == 0.5
+    assert m.ttft_p99 == 2.0
+    assert m.tbt_p50 == pytest.approx(0.1)
+    assert m.output_tokens == 3
+    assert m.token_throughput == pytest.approx(1.0)
+    assert m.request_throughput == pytest.approx(2 / 3)
+    assert m.predictor_mae == pytest.approx(0.15)
+    assert m.predictor_bias == pytest.approx(-0.05)
+
+
+def test_record_run_equals_recording_each_iteration() -> None:
+    w = _workload((0.0, 10, 50, 1.0, 0.05), (0.2, 10, 50, 1.0, 0.02))
+    both = np.array([0, 1], dtype=np.int64)
+    step, run = TokenLog(w.columns()), TokenLog(w.columns())
+    for log in (step, run):
+        log.record(both, 0.4)
+    times = np.cumsum(np.full(7, 0.03)) + 0.4
+    for t in times.tolist():
+        step.record(both, t)
+    run.record_run(both, times)
+    for field in ("generated", "max_gap", "max_lateness", "last_token"):
+        assert (getattr(step, field) == getattr(run, field)).all()
+    for q in (50, 90, 99):
+        assert percentile(*step.gaps()[:1], q, step.gaps()[1]) == percentile(
+            run.gaps()[0], q, run.gaps()[1]
+        )

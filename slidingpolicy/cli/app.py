@@ -273,7 +273,7 @@ def demo(
     plot_sweep(runs, folder / "sweep.png", f"mixed-v1, {requests} requests per run")
     plot_capacity(found, folder / "capacity.png", "capacity on mixed-v1 (qwen2.5-7b, 2× RTX 3090)")
     table = Table(title=f"mixed-v1 on qwen2.5-7b / 2× RTX 3090 — {requests} requests per run")
-    table.add_column("policy")
+    table.add_column("policy", no_wrap=True)
     table.add_column("capacity (req/s)", justify="right")
     for rate in rates:
         table.add_column(f"SLO @ {rate:g}/s", justify="right")
@@ -471,7 +471,7 @@ def capacity(
     write_csv(out / "capacity.csv", capacity_rows(found))
     plot_capacity(found, out / "capacity.png", f"capacity on {workload}")
     table = Table(title=f"capacity on {workload}, {requests} requests per trial")
-    table.add_column("policy")
+    table.add_column("policy", no_wrap=True)
     table.add_column("capacity (req/s)", justify="right")
     table.add_column("trials", justify="right")
     for c in found:
@@ -521,7 +521,7 @@ def sweep_command(
     write_csv(out / "sweep.csv", sweep_rows(runs))
     plot_sweep(runs, out / "sweep.png", f"{workload}, {requests} requests per run")
     table = Table(title=f"SLO attainment on {workload}")
-    table.add_column("policy")
+    table.add_column("policy", no_wrap=True)
     for r in rate_list:
         table.add_column(f"{r:g}/s", justify="right")
     for p in chosen:

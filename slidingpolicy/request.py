@@ -73,11 +73,47 @@ class Request:
                     "generated",
                     f"={generated} reaches max_new_tokens={limit}: a finished request is not live",
                 )
+        self._derive()
+
+    def _derive(self) -> None:
+        """Set the derived fields (every field above must already be set)."""
         derive = object.__setattr__
+        prompt, prefilled, generated = self.prompt_tokens, self.prefilled, self.generated
         derive(self, "deadline", self.arrival + self.ttft_slo + generated * self.tbt_slo)
         derive(self, "remaining_prefill", prompt - prefilled)
         derive(self, "context_tokens", prefilled + generated)
         derive(self, "is_decoding", prefilled == prompt)
+
+    @classmethod
+    def unchecked(
+        cls,
+        id: str,
+        arrival: float,
+        prompt_tokens: int,
+        prefilled: int,
+        generated: int,
+        ttft_slo: float,
+        tbt_slo: float,
+    ) -> Request:
+        """The same record as `Request(...)`, built without re-running its checks.
+
+        For engines that rebuild many records per iteration from values they have already
+        validated and keep valid (0 ≤ prefilled ≤ prompt_tokens, and so on); anything else
+        must use the checked constructor. Not protected, no output cap.
+        """
+        record: Request = object.__new__(cls)
+        put = object.__setattr__
+        put(record, "id", id)
+        put(record, "arrival", arrival)
+        put(record, "prompt_tokens", prompt_tokens)
+        put(record, "prefilled", prefilled)
+        put(record, "generated", generated)
+        put(record, "ttft_slo", ttft_slo)
+        put(record, "tbt_slo", tbt_slo)
+        put(record, "protected", False)
+        put(record, "max_new_tokens", None)
+        record._derive()
+        return record
 
     def _name(self) -> str:
         return f"request {self.id!r}"

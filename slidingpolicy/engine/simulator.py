@@ -17,9 +17,12 @@ Choices the spec leaves to the engine, documented here:
   512-token prompt. Decode-only iterations leave it unchanged.
 - **KV memory**: blocks of the hardware's block size (16) out of `kv_capacity_tokens`
   (`kv.KVCache`, which also defines `kv_free_tokens`). A decode the plan leaves out for KV
-  (`BatchPlan.preempted`) is preempted; if a plan still needs more blocks than are free, the
-  engine preempts the newest request holding KV (latest arrival; vLLM's behaviour) and drops it
-  from the batch, until the batch fits. Every preemption is counted.
+  (`BatchPlan.preempted`) is preempted. If a plan still needs more blocks than are free, the
+  engine first cuts the prefill chunks that overshoot (last allocation first; blocks are not
+  shared, so chunks within `kv_free_tokens` can round past the free blocks), then, if the
+  decodes alone do not fit, preempts the newest request holding KV (latest arrival; vLLM's
+  behaviour) and drops it from the batch, until the batch fits. Every preemption is counted;
+  the policy observes the batch that ran.
 - **Re-entry after preemption (recompute)**: the request frees its KV and waits again, as a
   request whose prompt is its prompt plus the g tokens it has produced (vLLM recomputes them),
   with `generated` 0 and `ttft_slo` L_ttft + g·L_tbt, so that the deadline the policy sees is
@@ -59,7 +62,7 @@ from slidingpolicy.errors import InvalidRecordError, SlidingPolicyError
 from slidingpolicy.hardware import HardwareModel
 from slidingpolicy.hardware.roofline import noisy
 from slidingpolicy.invariants import Violation, check_plan
-from slidingpolicy.plan import BatchPlan
+from slidingpolicy.plan import Allocation, BatchPlan
 from slidingpolicy.request import Request
 from slidingpolicy.state import SchedulerState
 from slidingpolicy.workloads import Workload
@@ -452,9 +455,13 @@ class _Run:
             return pstate, self._relieve_memory(state)
         executed = plan
         if dropped:
-            kept = {self.ids[i] for i in indices.tolist()}
+            ids = self.ids
             executed = attrs.evolve(
-                plan, allocations=tuple(a for a in plan.allocations if a.request_id in kept)
+                plan,
+                allocations=tuple(
+                    Allocation(ids[i], c)
+                    for i, c in zip(indices.tolist(), chunks.tolist(), strict=True)
+                ),
             )
         latency = self._execute(indices, chunks)
         prefill_tokens = int(chunks[self._was_prefill].sum())
@@ -506,19 +513,48 @@ class _Run:
         return indices, chunks
 
     def _fit_kv(self, indices: IntArray, chunks: IntArray) -> tuple[IntArray, IntArray, bool]:
-        """Preempt the newest KV holders until the batch's new blocks fit (vLLM)."""
-        dropped = False
-        while indices.size and int(self.kv.needed(indices, chunks).sum()) > self.kv.free_blocks:
+        """Make the batch's new blocks fit: cut the prefill chunks that overshoot (blocks are
+        not shared, so a plan within kv_free_tokens may still round past the free blocks), and
+        if the decodes alone do not fit, preempt the newest KV holder (vLLM) and try again."""
+        changed = False
+        while indices.size:
+            excess = int(self.kv.needed(indices, chunks).sum()) - self.kv.free_blocks
+            if excess <= 0:
+                break
+            indices, chunks, excess = self._trim_prefills(indices, chunks, excess)
+            changed = True
+            if excess <= 0:
+                break
             holders = np.flatnonzero(self.kv.blocks)
-            if holders.size == 0:
-                raise EngineError("a batch needs more KV blocks than the whole cache holds")
             victim = int(holders[-1])
             self._preempt(victim)
             keep = indices != victim
-            if not keep.all():
-                indices, chunks = indices[keep], chunks[keep]
-                dropped = True
-        return indices, chunks, dropped
+            indices, chunks = indices[keep], chunks[keep]
+        return indices, chunks, changed
+
+    def _trim_prefills(
+        self, indices: IntArray, chunks: IntArray, excess: int
+    ) -> tuple[IntArray, IntArray, int]:
+        """Cut prefill chunks, last allocation first, until `excess` blocks are saved."""
+        chunks = chunks.copy()
+        block = self.kv.block
+        keep = np.ones(indices.size, dtype=bool)
+        for j in range(indices.size - 1, -1, -1):
+            if excess <= 0:
+                break
+            i = int(indices[j])
+            if self.prefilled[i] == self.prompt[i]:
+                continue
+            held, written = int(self.kv.blocks[i]), int(self.kv.tokens[i])
+            need = -(-(written + int(chunks[j])) // block) - held
+            kept_blocks = max(0, need - excess)
+            excess -= need - kept_blocks
+            room = (held + kept_blocks) * block - written
+            if room <= 0:
+                keep[j] = False
+            else:
+                chunks[j] = min(int(chunks[j]), room)
+        return indices[keep], chunks[keep], excess
 
     def _execute(self, indices: IntArray, chunks: IntArray) -> float:
         """Run the batch on the hardware; advance the clock by its noisy latency."""

@@ -109,7 +109,7 @@ class EngineMachine(RuleBasedStateMachine):
 
 TestConservation = EngineMachine.TestCase
 TestConservation.settings = settings(
-    max_examples=60,
+    max_examples=100,
     stateful_step_count=25,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow],

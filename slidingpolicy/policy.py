@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Protocol, TypeVar
 
 from slidingpolicy.plan import BatchPlan
+from slidingpolicy.request import Request
 from slidingpolicy.state import SchedulerState
 
 PolicyState = TypeVar("PolicyState")
@@ -42,5 +44,15 @@ class Policy(Protocol[PolicyState]):
 
         `state` is there because what a policy learns can depend on the batch's requests
         (the online predictor needs each allocation's cached context, u_i).
+        """
+        ...
+
+    def observe_decodes(
+        self, pstate: PolicyState, decodes: Sequence[Request], latencies: Sequence[float]
+    ) -> PolicyState:
+        """The state after len(latencies) decode-only iterations, iteration j giving every
+        request of `decodes` (as it was before the first) one more token in latencies[j]
+        seconds. Must equal observing each of those iterations: the engine advances such
+        runs in closed form, where every plan is "each decode gets one token".
         """
         ...

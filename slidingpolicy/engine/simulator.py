@@ -34,8 +34,8 @@ Choices the spec leaves to the engine, documented here:
   advances all iterations up to the next event (an arrival, a request finishing, a KV block
   boundary that no longer fits) at once, with the hardware's `decode_latencies`, drawing the
   same noise in the same order: the results are those of stepping (tested byte for byte). The
-  policy observes every iteration through `observe_decodes(pstate, decodes, latencies)` when
-  it has that method (it must equal observing each iteration); a policy without it is stepped.
+  policy observes every iteration through `observe_decodes(pstate, decodes, latencies)`, which
+  the Policy protocol requires to equal observing each iteration.
 - The output length of a request is the workload's; the policy is not told it
   (`max_new_tokens` is None), as a real server does not know it.
 - A plan that runs nothing while no KV slot is free and requests hold KV (partial prefills
@@ -49,7 +49,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Sequence
-from typing import Any, Protocol
+from typing import Any
 
 import attrs
 import numpy as np
@@ -85,17 +85,6 @@ class PlanViolationError(SlidingPolicyError):
 
 class EngineError(SlidingPolicyError):
     """A plan the engine cannot run (unknown id, more tokens than a request has left)."""
-
-
-class DecodeObserver(Protocol):
-    """The optional batched `observe` of a decode-only run (module docstring)."""
-
-    def observe_decodes(
-        self, pstate: Any, decodes: tuple[Request, ...], latencies: Sequence[float]
-    ) -> Any:
-        """The state after iteration j gave every request of `decodes` its (j+1)-th further
-        token in `latencies[j]` seconds, for every j; equal to observing each iteration."""
-        ...
 
 
 @attrs.frozen(slots=True)
@@ -199,51 +188,6 @@ def simulate(
     return run.run(progress)
 
 
-_REQUEST_FIELDS = (
-    "id",
-    "arrival",
-    "prompt_tokens",
-    "prefilled",
-    "generated",
-    "ttft_slo",
-    "tbt_slo",
-    "protected",
-    "max_new_tokens",
-    "deadline",
-)
-_TRUSTED = tuple(f.name for f in attrs.fields(Request)) == _REQUEST_FIELDS
-
-
-def trusted_request(
-    rid: str,
-    arrival: float,
-    prompt: int,
-    prefilled: int,
-    generated: int,
-    ttft: float,
-    tbt: float,
-) -> Request:
-    """A `Request` the engine knows to be valid (the workload validated its values and the
-    engine keeps 0 <= prefilled <= prompt), built without re-running the record's checks: the
-    engine rebuilds every scheduled request's record each iteration. Equal to `Request(...)`
-    (tested); falls back to the checked constructor if the record's fields ever change."""
-    if not _TRUSTED:
-        return Request(rid, arrival, prompt, prefilled, generated, ttft, tbt)
-    record: Request = object.__new__(Request)
-    put = object.__setattr__
-    put(record, "id", rid)
-    put(record, "arrival", arrival)
-    put(record, "prompt_tokens", prompt)
-    put(record, "prefilled", prefilled)
-    put(record, "generated", generated)
-    put(record, "ttft_slo", ttft)
-    put(record, "tbt_slo", tbt)
-    put(record, "protected", False)
-    put(record, "max_new_tokens", None)
-    put(record, "deadline", arrival + ttft + generated * tbt)
-    return record
-
-
 def engine_rng(seed: int) -> np.random.Generator:
     """The run's noise generator: its own stream, apart from the workload's."""
     return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(0xE,)))
@@ -309,7 +253,6 @@ class _Run:
         self.run_iterations = 0
         self.cpu: list[float] = []
         self.stalled = False
-        self.batched_observe = getattr(policy, "observe_decodes", None)
         self._next_miss_check = 0
         self.probe: Probe | None = None
 
@@ -318,7 +261,7 @@ class _Run:
     def _record(self, i: int) -> Request:
         base = int(self.base[i])
         ttft = self.ttft[i] + base * self.tbt[i] if base else self.ttft[i]
-        return trusted_request(
+        return Request.unchecked(
             self.ids[i],
             self.arrival[i],
             int(self.prompt[i]),
@@ -371,12 +314,7 @@ class _Run:
                     break
                 self.now = max(self.now, self.arrival[self.next_arrival])
                 continue
-            if (
-                self.options.closed_form
-                and self.batched_observe is not None
-                and self.not_decoding == 0
-                and len(self.live) <= budget
-            ):
+            if self.options.closed_form and self.not_decoding == 0 and len(self.live) <= budget:
                 advanced, pstate = self._decode_run(pstate)
                 if advanced:
                     continue
@@ -639,5 +577,4 @@ class _Run:
         self.decode_runs += 1
         self.run_iterations += ran
         self._retire_and_refresh(live)
-        observe: Callable[..., Any] = self.batched_observe  # type: ignore[assignment]
-        return True, observe(pstate, decodes, latencies)
+        return True, self.policy.observe_decodes(pstate, decodes, latencies)

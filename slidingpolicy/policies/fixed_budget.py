@@ -76,3 +76,9 @@ class FixedBudget:
     ) -> Stateless:
         """Nothing to learn."""
         return pstate
+
+    def observe_decodes(
+        self, pstate: Stateless, decodes: Sequence[Request], latencies: Sequence[float]
+    ) -> Stateless:
+        """Nothing to learn."""
+        return pstate

@@ -220,3 +220,9 @@ class QoServe:
         decay = self.config.decay
         theta = decay * pstate.throughput + (1.0 - decay) * (plan.prefill_budget / latency)
         return attrs.evolve(pstate, throughput=theta) if math.isfinite(theta) else pstate
+
+    def observe_decodes(
+        self, pstate: QoServeState, decodes: Sequence[Request], latencies: Sequence[float]
+    ) -> QoServeState:
+        """Decode-only iterations carry no prefill throughput: θ is unchanged."""
+        return pstate

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import attrs
 import numpy as np
 
@@ -12,7 +14,7 @@ from slidingpolicy.constructor import Construction, construct_batch
 from slidingpolicy.deadlines import window_deadlines
 from slidingpolicy.fill import Fill
 from slidingpolicy.plan import BatchPlan, Diagnostics
-from slidingpolicy.predictor.features import batch_features
+from slidingpolicy.predictor.features import DECODE, FloatArray, batch_features
 from slidingpolicy.predictor.fit import PredictorStats, solve
 from slidingpolicy.predictor.model import LatencyPredictor
 from slidingpolicy.request import Request
@@ -108,7 +110,32 @@ class SlidingServe:
             [by_id[a.request_id].context_tokens for a in plan.allocations], dtype=np.int64
         )
         x, scenario = batch_features(chunks, contexts)
-        stats = pstate.stats.add(x, scenario, latency, self.config.forgetting)
+        return self._learn(pstate, pstate.stats, x, scenario, latency)
+
+    def observe_decodes(
+        self, pstate: SlidingState, decodes: Sequence[Request], latencies: Sequence[float]
+    ) -> SlidingState:
+        """Observe each decode-only iteration in turn (its features in closed form)."""
+        count = len(decodes)
+        context = sum(d.context_tokens for d in decodes)
+        for step, latency in enumerate(latencies):
+            if pstate.stats is None or not decodes:
+                return pstate
+            cached = float(context + step * count)
+            x = np.array([0.0, 0.0, cached, float(count), cached, 0.0, 0.0])
+            pstate = self._learn(pstate, pstate.stats, x, DECODE, latency)
+        return pstate
+
+    def _learn(
+        self,
+        pstate: SlidingState,
+        stats: PredictorStats,
+        x: FloatArray,
+        scenario: int,
+        latency: float,
+    ) -> SlidingState:
+        """Add one observation to `stats`; refit every `refit_every` of them."""
+        stats = stats.add(x, scenario, latency, self.config.forgetting)
         seen = pstate.since_refit + 1
         if self.config.refit_every is None or seen < self.config.refit_every:
             return attrs.evolve(pstate, stats=stats, since_refit=seen)

@@ -41,16 +41,3 @@ def test_free_tokens_counts_free_blocks_and_decode_room() -> None:
     kv.release(0)
     kv.release(1)
     assert kv.used_blocks == 0
-
-
-def test_trusted_requests_equal_checked_ones() -> None:
-    import attrs
-
-    from slidingpolicy.engine.simulator import trusted_request
-    from slidingpolicy.request import Request
-
-    for args in [("r1", 0.5, 100, 100, 3, 1.0, 0.1), ("r2", 2.0, 7, 3, 0, 3.0, 0.2)]:
-        fast, checked = trusted_request(*args), Request(*args)
-        assert fast == checked
-        assert fast.deadline == checked.deadline
-        assert attrs.asdict(fast) == attrs.asdict(checked)

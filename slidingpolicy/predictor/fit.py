@@ -11,7 +11,6 @@ from collections.abc import Sequence
 
 import attrs
 import numpy as np
-from scipy.optimize import nnls
 
 from slidingpolicy import _validate
 from slidingpolicy.errors import InvalidRecordError
@@ -72,7 +71,12 @@ class PredictorStats:
 
 
 def _solve(gram: FloatArray, moment: FloatArray, count: float) -> LinearModel:
-    """min wᵀGw − 2mᵀw s.t. w ≥ 0, as NNLS on the Cholesky factor of the column-scaled gram."""
+    """min wᵀGw − 2mᵀw s.t. w ≥ 0, as NNLS on the Cholesky factor of the column-scaled gram.
+
+    scipy is imported here, not at module load: it costs a second per process, and only
+    fitting needs it (the scheduler and the engine only predict).
+    """
+    from scipy.optimize import nnls
     if count <= 0.0:
         return LinearModel(0.0, (0.0,) * NUM_FEATURES, 0.0)
     diagonal = np.diag(gram).copy()

@@ -77,6 +77,7 @@ def _solve(gram: FloatArray, moment: FloatArray, count: float) -> LinearModel:
     fitting needs it (the scheduler and the engine only predict).
     """
     from scipy.optimize import nnls
+
     if count <= 0.0:
         return LinearModel(0.0, (0.0,) * NUM_FEATURES, 0.0)
     diagonal = np.diag(gram).copy()

@@ -17,6 +17,18 @@ from slidingpolicy.predictor.model import LatencyPredictor
 
 DEFAULT_SAMPLES = 4000
 DEFAULT_SEED = 20260605
+DEFAULT_PROFILES = (
+    ("rtx3090", "qwen2.5-7b", 1),
+    ("rtx3090", "qwen2.5-7b", 2),
+    ("rtx3090", "llama3-8b", 1),
+    ("rtx3090", "llama3-8b", 2),
+    ("a100-80g", "qwen2.5-7b", 1),
+    ("a100-80g", "llama3-8b", 1),
+    ("h100", "qwen2.5-7b", 1),
+    ("h100", "llama3-8b", 1),
+)
+"""The hardware profiles whose default predictor ships in the package (others are fitted
+on first use, with the same seed)."""
 
 
 def profile_key(gpu: str, model: str, tp: int) -> str:

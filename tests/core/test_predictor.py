@@ -187,3 +187,19 @@ def test_default_predictor_is_packaged_and_accurate_on_its_hardware() -> None:
     reports = {r.scenario: r for r in evaluate(predictor, held_out)}
     assert reports["all"].r2 >= 0.99
     assert predictor.source == default_hardware().name
+
+
+def test_packaged_defaults_are_what_make_default_generates() -> None:
+    """Every packaged default predictor is reproducible from its generator (never hand-edited),
+    and exactly the listed profiles ship."""
+    from importlib import resources
+    from pathlib import Path
+
+    from slidingpolicy.predictor.profiling import DEFAULT_PROFILES, make_default, profile_key
+
+    folder = Path(str(resources.files("slidingpolicy.predictor") / "defaults"))
+    shipped = {path.stem for path in folder.glob("*.json")}
+    assert shipped == {profile_key(*p) for p in DEFAULT_PROFILES}
+    for gpu, model, tp in DEFAULT_PROFILES:
+        path = folder / f"{profile_key(gpu, model, tp)}.json"
+        assert LatencyPredictor.load(path) == make_default(gpu, model, tp), path.name

@@ -39,6 +39,7 @@ from slidingpolicy.hardware.roofline import (
     check_decode_run,
     decode_run,
     noisy,
+    scalar_latency,
 )
 
 PER_LAYER_OPS = (
@@ -113,7 +114,14 @@ class ProfiledModel:
         return self.roofline.kv_capacity_tokens
 
     def latency(self, chunks: IntArray, contexts: IntArray) -> float:
-        """Noise-free seconds of one iteration; an empty batch takes 0.0."""
+        """Noise-free seconds of one iteration; an empty batch takes 0.0.
+
+        On Python floats around the interpolation (`scalar_latency`): bit for bit
+        `latency_arrays`, faster on the small batches an engine runs."""
+        return scalar_latency(self.roofline, chunks, contexts, self._dense_time)
+
+    def latency_arrays(self, chunks: IntArray, contexts: IntArray) -> float:
+        """`latency` on numpy arrays: the reference the scalar path is tested against."""
         check_batch(chunks, contexts)
         if chunks.size == 0:
             return 0.0
@@ -131,6 +139,10 @@ class ProfiledModel:
             return np.zeros(total_context.size)
         batch = decode_run(num_decodes, total_context)
         return self.roofline._iteration_times(self._dense_times, batch)
+
+    def _dense_time(self, tokens: float) -> float:
+        """`_dense_times` of one token count."""
+        return float(self._dense_times(np.array([tokens]))[0])
 
     def _dense_times(self, tokens: FloatArray) -> FloatArray:
         """Interpolated measured time; the last segment extended past the grid."""

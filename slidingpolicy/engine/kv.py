@@ -8,10 +8,14 @@ request whose last block still has room (a decode writes one token per iteration
 that number may still need a block more than is free (a prefill chunk cannot use another
 request's spare slots); the engine then preempts, as vLLM does (`simulator`).
 
-The cache is the engine's own mutable bookkeeping; nothing here is shown to a policy.
+The cache is the engine's own mutable bookkeeping; nothing here is shown to a policy. It keeps
+its columns as Python lists (the engine touches a handful of requests per iteration, where
+lists are several times cheaper than numpy); `tokens` and `blocks` read them as arrays.
 """
 
 from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 from numpy.typing import NDArray
@@ -27,7 +31,10 @@ def blocks_for(tokens: IntArray | int, block: int) -> IntArray | int:
 
 
 class KVCache:
-    """Blocks of `block` tokens, `capacity_tokens // block` of them, held per request index."""
+    """Blocks of `block` tokens, `capacity_tokens // block` of them, held per request index.
+
+    Methods take request indices (and chunks) as lists or 1-D integer arrays.
+    """
 
     def __init__(self, capacity_tokens: int, block: int, num_requests: int) -> None:
         if block < 1 or capacity_tokens < block:
@@ -37,8 +44,20 @@ class KVCache:
         self.block = block
         self.total_blocks = capacity_tokens // block
         self.free_blocks = self.total_blocks
-        self.tokens = np.zeros(num_requests, dtype=np.int64)
-        self.blocks = np.zeros(num_requests, dtype=np.int64)
+        self.token_list: list[int] = [0] * num_requests
+        """Slots each request has written since it was last admitted."""
+        self.block_list: list[int] = [0] * num_requests
+        """Blocks each request holds."""
+
+    @property
+    def tokens(self) -> IntArray:
+        """`token_list` as an array (a copy)."""
+        return np.array(self.token_list, dtype=np.int64)
+
+    @property
+    def blocks(self) -> IntArray:
+        """`block_list` as an array (a copy)."""
+        return np.array(self.block_list, dtype=np.int64)
 
     @property
     def capacity_tokens(self) -> int:
@@ -50,41 +69,68 @@ class KVCache:
         """Blocks held by some request."""
         return self.total_blocks - self.free_blocks
 
-    def free_tokens(self, decoding: IntArray) -> int:
+    def free_tokens(self, decoding: Iterable[int] | IntArray) -> int:
         """kv_free_tokens for the snapshot: free blocks' slots, plus one per decoding request
         (indices `decoding`) whose last block has room."""
-        spare = int(np.count_nonzero(self.tokens[decoding] % self.block))
+        tokens, block = self.token_list, self.block
+        spare = 0
+        for i in _ints(decoding):
+            if tokens[i] % block:
+                spare += 1
         return self.free_blocks * self.block + spare
 
-    def needed(self, indices: IntArray, chunks: IntArray) -> IntArray:
+    def needed(
+        self, indices: Sequence[int] | IntArray, chunks: Sequence[int] | IntArray
+    ) -> IntArray:
         """New blocks each request needs to write `chunks` more slots."""
-        held = self.blocks[indices]
-        needed: IntArray = -(-(self.tokens[indices] + chunks) // self.block) - held
-        return needed
+        return np.array(self._needed(_ints(indices), _ints(chunks)), dtype=np.int64)
 
-    def write(self, indices: IntArray, chunks: IntArray) -> None:
+    def needed_total(self, indices: Sequence[int], chunks: Sequence[int]) -> int:
+        """Σ `needed`: the new blocks the whole batch needs."""
+        return sum(self._needed(indices, chunks))
+
+    def _needed(self, indices: Sequence[int], chunks: Sequence[int]) -> list[int]:
+        tokens, blocks, block = self.token_list, self.block_list, self.block
+        return [
+            -(-(tokens[i] + c) // block) - blocks[i] for i, c in zip(indices, chunks, strict=True)
+        ]
+
+    def write(self, indices: Sequence[int] | IntArray, chunks: Sequence[int] | IntArray) -> None:
         """Record `chunks` written slots per request; the caller checked the blocks are free."""
-        tokens = self.tokens[indices] + chunks
-        blocks: IntArray = blocks_for(tokens, self.block)  # type: ignore[assignment]
-        self.free_blocks -= int(blocks.sum() - self.blocks[indices].sum())
+        tokens, blocks, block = self.token_list, self.block_list, self.block
+        index, chunk = _ints(indices), _ints(chunks)
+        grown = 0
+        for i, c in zip(index, chunk, strict=True):
+            t = tokens[i] + c
+            b = -(-t // block)
+            grown += b - blocks[i]
+            tokens[i] = t
+            blocks[i] = b
+        self.free_blocks -= grown
         if self.free_blocks < 0:
             raise RuntimeError("kv cache overflow: the engine allocated past capacity")
-        self.tokens[indices] = tokens
-        self.blocks[indices] = blocks
 
     def release(self, index: int) -> None:
         """Free every block of request `index` (finished or preempted)."""
-        self.free_blocks += int(self.blocks[index])
-        self.blocks[index] = 0
-        self.tokens[index] = 0
+        self.free_blocks += self.block_list[index]
+        self.block_list[index] = 0
+        self.token_list[index] = 0
 
-    def decode_run_length(self, indices: IntArray, limit: int) -> int:
+    def newest_holder(self, candidates: Iterable[int]) -> int | None:
+        """The highest index among `candidates` that holds a block (None if none does)."""
+        blocks = self.block_list
+        held = [i for i in candidates if blocks[i]]
+        return max(held) if held else None
+
+    def decode_run_length(self, indices: Sequence[int] | IntArray, limit: int) -> int:
         """How many decode-only iterations (one slot per request each) fit, at most `limit`."""
-        tokens, held = self.tokens[indices], int(self.blocks[indices].sum())
+        index = _ints(indices)
+        tokens = [self.token_list[i] for i in index]
+        held = sum(self.block_list[i] for i in index)
+        block, free = self.block, self.free_blocks
 
         def fits(k: int) -> bool:
-            total = int(blocks_for(tokens + k, self.block).sum())  # type: ignore[union-attr]
-            return total - held <= self.free_blocks
+            return sum([-(-(t + k) // block) for t in tokens]) - held <= free
 
         if limit <= 0 or not fits(1):
             return 0
@@ -98,3 +144,11 @@ class KVCache:
             else:
                 hi = mid
         return lo
+
+
+def _ints(values: Iterable[int] | IntArray) -> Sequence[int]:
+    """Python ints from a list or an integer array."""
+    if isinstance(values, np.ndarray):
+        listed: list[int] = values.tolist()
+        return listed
+    return values if isinstance(values, list | tuple) else list(values)

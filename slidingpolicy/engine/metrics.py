@@ -22,6 +22,7 @@ One definition each, used by the engine, the CLI, the reports and the tests:
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Any
 
 import attrs
@@ -49,89 +50,157 @@ def token_deadline(
 
 def percentile(values: FloatArray, q: float, weights: IntArray | None = None) -> float:
     """Nearest-rank q-th percentile of `values` (each counted `weights` times); NaN if empty."""
+    return percentiles(values, (q,), weights)[0]
+
+
+def percentiles(
+    values: FloatArray, qs: Sequence[float], weights: IntArray | None = None
+) -> list[float]:
+    """`percentile` at each of `qs`, sorting once."""
     if values.size == 0:
-        return math.nan
+        return [math.nan] * len(qs)
     counts = np.ones(values.size, dtype=np.int64) if weights is None else weights
     order = np.argsort(values, kind="stable")
     cumulative = np.cumsum(counts[order])
     total = int(cumulative[-1])
     if total == 0:
-        return math.nan
-    rank = max(1, math.ceil(q * total / 100))
-    return float(values[order][int(np.searchsorted(cumulative, rank))])
+        return [math.nan] * len(qs)
+    ordered = values[order]
+    result = []
+    for q in qs:
+        rank = max(1, math.ceil(q * total / 100))
+        result.append(float(ordered[int(np.searchsorted(cumulative, rank))]))
+    return result
 
 
 class TokenLog:
     """Per-request token times, updated as the engine produces tokens (mutable, engine-only).
 
     `record` takes one iteration's tokens; `record_run` takes a decode-only run of iterations at
-    once and gives exactly the same columns as recording each iteration in turn.
+    once and gives exactly the same columns as recording each iteration in turn. The columns
+    are Python lists (`counts`, `first`, `last`, `gap`, `late`, `preempted`; an engine touches a
+    handful of requests per iteration), read as arrays through `generated`, `first_token`,
+    `last_token`, `max_gap`, `max_lateness` and `preemptions`. `late_count` counts the requests
+    with a late token so far (max_lateness > 0).
     """
 
     def __init__(self, columns: WorkloadColumns) -> None:
         n = columns.arrival.size
         self.columns = columns
-        self.generated = np.zeros(n, dtype=np.int64)
-        self.first_token = np.full(n, math.nan)
-        self.last_token = np.full(n, math.nan)
-        self.max_gap = np.zeros(n)
-        self.max_lateness = np.full(n, -math.inf)
-        self.preemptions = np.zeros(n, dtype=np.int64)
+        self._arrival: list[float] = columns.arrival.tolist()
+        self._ttft: list[float] = columns.ttft.tolist()
+        self._tbt: list[float] = columns.tbt.tolist()
+        self.counts: list[int] = [0] * n
+        self.first: list[float] = [math.nan] * n
+        self.last: list[float] = [math.nan] * n
+        self.gap: list[float] = [0.0] * n
+        self.late: list[float] = [-math.inf] * n
+        self.preempted: list[int] = [0] * n
+        self.late_count = 0
         self._gaps: list[FloatArray] = []
         self._gap_weights: list[int] = []
+        self._step_gaps: list[float] = []
 
-    def record(self, indices: IntArray, now: float) -> None:
+    @property
+    def generated(self) -> IntArray:
+        """Tokens produced per request."""
+        return np.array(self.counts, dtype=np.int64)
+
+    @property
+    def first_token(self) -> FloatArray:
+        """Time of each request's first token (NaN before it)."""
+        return np.array(self.first, dtype=np.float64)
+
+    @property
+    def last_token(self) -> FloatArray:
+        """Time of each request's latest token (NaN before the first)."""
+        return np.array(self.last, dtype=np.float64)
+
+    @property
+    def max_gap(self) -> FloatArray:
+        """Largest gap between consecutive tokens per request (0 before the second)."""
+        return np.array(self.gap, dtype=np.float64)
+
+    @property
+    def max_lateness(self) -> FloatArray:
+        """Largest (token time − its deadline) per request (−inf before the first token)."""
+        return np.array(self.late, dtype=np.float64)
+
+    @property
+    def preemptions(self) -> IntArray:
+        """Preemptions per request."""
+        return np.array(self.preempted, dtype=np.int64)
+
+    def record(self, indices: Sequence[int] | IntArray, now: float) -> None:
         """Requests `indices` each produced their next token at `now`."""
-        c = self.columns
-        self.generated[indices] += 1
-        k = self.generated[indices]
-        deadline = token_deadline(c.arrival[indices], c.ttft[indices], c.tbt[indices], k)
-        lateness = now - deadline
-        self.max_lateness[indices] = np.maximum(self.max_lateness[indices], lateness)
-        first = k == 1
-        self.first_token[indices[first]] = now
-        later = indices[~first]
-        if later.size:
-            gaps: FloatArray = now - self.last_token[later]
-            self.max_gap[later] = np.maximum(self.max_gap[later], gaps)
-            self._gaps.append(gaps)
-            self._gap_weights.append(1)
-        self.last_token[indices] = now
+        counts, late, last = self.counts, self.late, self.last
+        arrival, ttft, tbt = self._arrival, self._ttft, self._tbt
+        gaps = self._step_gaps
+        for i in indices.tolist() if isinstance(indices, np.ndarray) else indices:
+            k = counts[i] + 1
+            counts[i] = k
+            lateness = now - (arrival[i] + ttft[i] + (k - 1) * tbt[i])
+            if lateness > late[i]:
+                if lateness > 0.0 >= late[i]:
+                    self.late_count += 1
+                late[i] = lateness
+            if k == 1:
+                self.first[i] = now
+            else:
+                gap = now - last[i]
+                gaps.append(gap)
+                if gap > self.gap[i]:
+                    self.gap[i] = gap
+            last[i] = now
 
-    def record_run(self, indices: IntArray, times: FloatArray) -> None:
+    def record_run(self, indices: Sequence[int] | IntArray, times: FloatArray) -> None:
         """Requests `indices`, all decoding, each produced one token at every time in `times`."""
+        index = np.asarray(indices, dtype=np.int64)
+        listed: list[int] = index.tolist()
         c = self.columns
         steps = np.arange(1, times.size + 1, dtype=np.int64)
-        k = self.generated[indices][:, None] + steps[None, :]
+        generated = np.array([self.counts[i] for i in listed], dtype=np.int64)
+        k = generated[:, None] + steps[None, :]
         deadline = token_deadline(
-            c.arrival[indices][:, None], c.ttft[indices][:, None], c.tbt[indices][:, None], k
+            c.arrival[index][:, None], c.ttft[index][:, None], c.tbt[index][:, None], k
         )
         lateness = (times[None, :] - deadline).max(axis=1)
-        self.max_lateness[indices] = np.maximum(self.max_lateness[indices], lateness)
-        first_gaps: FloatArray = times[0] - self.last_token[indices]
+        last = np.array([self.last[i] for i in listed], dtype=np.float64)
+        first_gaps: FloatArray = times[0] - last
         gap = first_gaps
         self._gaps.append(first_gaps)
         self._gap_weights.append(1)
         if times.size > 1:
             steady: FloatArray = times[1:] - times[:-1]
             self._gaps.append(steady)
-            self._gap_weights.append(int(indices.size))
+            self._gap_weights.append(len(listed))
             gap = np.maximum(first_gaps, steady.max())
-        self.max_gap[indices] = np.maximum(self.max_gap[indices], gap)
-        self.generated[indices] += times.size
-        self.last_token[indices] = times[-1]
+        end = float(times[-1])
+        size = int(times.size)
+        counts, late, gaps, lasts = self.counts, self.late, self.gap, self.last
+        for i, lateness_i, gap_i in zip(listed, lateness.tolist(), gap.tolist(), strict=True):
+            if lateness_i > late[i]:
+                if lateness_i > 0.0 >= late[i]:
+                    self.late_count += 1
+                late[i] = lateness_i
+            if gap_i > gaps[i]:
+                gaps[i] = gap_i
+            counts[i] += size
+            lasts[i] = end
 
     def gaps(self) -> tuple[FloatArray, IntArray]:
         """Every inter-token gap so far, as values and their counts."""
-        if not self._gaps:
+        parts = list(self._gaps)
+        weights = list(self._gap_weights)
+        if self._step_gaps:
+            parts.append(np.array(self._step_gaps, dtype=np.float64))
+            weights.append(1)
+        if not parts:
             return np.zeros(0), np.zeros(0, dtype=np.int64)
-        weights = np.concatenate(
-            [
-                np.full(g.size, w, dtype=np.int64)
-                for g, w in zip(self._gaps, self._gap_weights, strict=True)
-            ]
+        counts = np.concatenate(
+            [np.full(g.size, w, dtype=np.int64) for g, w in zip(parts, weights, strict=True)]
         )
-        return np.concatenate(self._gaps), weights
+        return np.concatenate(parts), counts
 
 
 @attrs.frozen(slots=True)
@@ -219,18 +288,20 @@ def summarize(
     output_tokens = int(log.generated.sum())
     abs_error, signed_error, count = predictor_errors
     ttft = result.ttft[produced]
+    ttft_p50, ttft_p90, ttft_p99 = percentiles(ttft, PERCENTILES)
+    tbt_p50, tbt_p90, tbt_p99 = percentiles(gaps, PERCENTILES, weights)
     return Metrics(
         requests=n,
         completed=int(result.completed.sum()),
         attainment=float(result.attained.sum()) / n,
         ttft_attainment=float(result.ttft_attained.sum()) / n,
         tbt_attainment=float(result.tbt_attained.sum()) / n,
-        ttft_p50=percentile(ttft, 50),
-        ttft_p90=percentile(ttft, 90),
-        ttft_p99=percentile(ttft, 99),
-        tbt_p50=percentile(gaps, 50, weights),
-        tbt_p90=percentile(gaps, 90, weights),
-        tbt_p99=percentile(gaps, 99, weights),
+        ttft_p50=ttft_p50,
+        ttft_p90=ttft_p90,
+        ttft_p99=ttft_p99,
+        tbt_p50=tbt_p50,
+        tbt_p90=tbt_p90,
+        tbt_p99=tbt_p99,
         output_tokens=output_tokens,
         span=span,
         token_throughput=output_tokens / span if span > 0 else math.nan,

@@ -6,8 +6,12 @@ latency times the model's seeded log-normal noise, drawn from the run's generato
 let the policy observe the measured latency. When nothing is live the clock jumps to the next
 arrival.
 
-Engine state lives in numpy columns indexed by request (workload order); the `Request` records
-a policy sees are built once per request and rebuilt only for the requests an iteration changed.
+Engine state lives in columns indexed by request (workload order): Python lists for what an
+iteration touches per request (a handful of requests; lists are several times cheaper than
+numpy there), numpy where a whole run or the whole workload is computed at once. The `Request`
+records a policy sees are built once per request and rebuilt only for the requests an iteration
+changed; the snapshot is built with `SchedulerState.unchecked` from those records, which the
+engine keeps valid.
 
 Choices the spec leaves to the engine, documented here:
 
@@ -233,10 +237,13 @@ class _Run:
                 f"+ output = {int(need[i])} tokens exceed the KV capacity "
                 f"{self.kv.capacity_tokens}: it could never run",
             )
-        self.prompt = columns.prompt.copy()
-        self.prefilled = np.zeros(n, dtype=np.int64)
-        self.base = np.zeros(n, dtype=np.int64)
+        self.prompt: list[int] = columns.prompt.tolist()
+        self.prefilled: list[int] = [0] * n
+        self.base: list[int] = [0] * n
+        self.output_tokens: list[int] = columns.output.tolist()
         self.log = TokenLog(columns)
+        self.generated = self.log.counts
+        self._was_prefill: list[bool] = []
         self.records: list[Request | None] = [None] * n
         self.live: list[int] = []
         self.not_decoding = 0
@@ -259,14 +266,14 @@ class _Run:
     # --- records -------------------------------------------------------------------------
 
     def _record(self, i: int) -> Request:
-        base = int(self.base[i])
+        base = self.base[i]
         ttft = self.ttft[i] + base * self.tbt[i] if base else self.ttft[i]
         return Request.unchecked(
             self.ids[i],
             self.arrival[i],
-            int(self.prompt[i]),
-            int(self.prefilled[i]),
-            int(self.log.generated[i]) - base,
+            self.prompt[i],
+            self.prefilled[i],
+            self.generated[i] - base,
             ttft,
             self.tbt[i],
         )
@@ -279,17 +286,18 @@ class _Run:
             self.not_decoding += 1
             self.next_arrival += 1
 
-    def _decoding(self) -> IntArray:
-        live = np.array(self.live, dtype=np.int64)
-        decoding: IntArray = live[self.prefilled[live] == self.prompt[live]]
-        return decoding
+    def _decoding(self) -> list[int]:
+        prefilled, prompt = self.prefilled, self.prompt
+        return [i for i in self.live if prefilled[i] == prompt[i]]
 
     def snapshot(self) -> SchedulerState:
-        """The state a policy decides on now."""
+        """The state a policy decides on now (unchecked: the engine keeps its records valid,
+        unique by workload id and arrived by `now`; `tests/engine` checks it against the
+        checked constructor)."""
         records = self.records
-        return SchedulerState(
+        return SchedulerState.unchecked(
             self.now,
-            tuple(records[i] for i in self.live),
+            tuple([records[i] for i in self.live]),  # type: ignore[misc]
             self.throughput,
             self.kv.free_tokens(self._decoding()),
         )
@@ -360,14 +368,16 @@ class _Run:
 
     def _certain_misses(self) -> int:
         """Requests that have missed for sure: a late token, or a passed deadline unserved."""
-        arrived = self.next_arrival
-        log, c = self.log, self.columns
-        generated = log.generated[:arrived]
-        due = c.arrival[:arrived] + c.ttft[:arrived] + generated * c.tbt[:arrived]
-        late = (log.max_lateness[:arrived] > 0.0) | (
-            (generated < c.output[:arrived]) & (due < self.now)
-        )
-        return int(np.count_nonzero(late))
+        # The arrived requests that have not completed are the live ones; a completed one
+        # missed iff one of its tokens was late (counted by the log as it happens).
+        log, now = self.log, self.now
+        late, generated = log.late, self.generated
+        arrival, ttft, tbt = self.arrival, self.ttft, self.tbt
+        due_passed = 0
+        for i in self.live:
+            if late[i] <= 0.0 and arrival[i] + ttft[i] + generated[i] * tbt[i] < now:
+                due_passed += 1
+        return log.late_count + due_passed
 
     def _step(self, pstate: Any, budget: int) -> tuple[Any, bool]:
         """Plan, check, run and apply one iteration; False when it ran nothing and preempted
@@ -387,7 +397,7 @@ class _Run:
             self._preempt(self._lookup(rid, "preempted"))
         indices, chunks = self._batch(plan)
         indices, chunks, dropped = self._fit_kv(indices, chunks)
-        if indices.size == 0:
+        if not indices:
             if plan.preempted or dropped:
                 return pstate, True
             return pstate, self._relieve_memory(state)
@@ -397,12 +407,11 @@ class _Run:
             executed = attrs.evolve(
                 plan,
                 allocations=tuple(
-                    Allocation(ids[i], c)
-                    for i, c in zip(indices.tolist(), chunks.tolist(), strict=True)
+                    Allocation(ids[i], c) for i, c in zip(indices, chunks, strict=True)
                 ),
             )
         latency = self._execute(indices, chunks)
-        prefill_tokens = int(chunks[self._was_prefill].sum())
+        prefill_tokens = sum(c for c, p in zip(chunks, self._was_prefill, strict=True) if p)
         if prefill_tokens:
             error = plan.predicted_latency - latency
             self.pred_abs += abs(error)
@@ -418,10 +427,10 @@ class _Run:
     def _relieve_memory(self, state: SchedulerState) -> bool:
         """An empty plan with no KV free while requests hold KV (partial prefills filled the
         cache): preempt the newest holder, as vLLM does when a running request cannot grow."""
-        holders = np.flatnonzero(self.kv.blocks)
-        if state.kv_free_tokens or holders.size == 0:
+        holder = self.kv.newest_holder(self.live)
+        if state.kv_free_tokens or holder is None:
             return False
-        self._preempt(int(holders[-1]))
+        self._preempt(holder)
         return True
 
     def _lookup(self, rid: str, role: str) -> int:
@@ -432,108 +441,127 @@ class _Run:
             )
         return i
 
-    def _batch(self, plan: BatchPlan) -> tuple[IntArray, IntArray]:
+    def _batch(self, plan: BatchPlan) -> tuple[list[int], list[int]]:
         """The plan as request indices and chunks, checked against what each request has left."""
         allocations = plan.allocations
         found = [self._lookup(a.request_id, "allocated") for a in allocations]
-        indices = np.array(found, dtype=np.int64)
-        chunks = np.array([a.tokens for a in allocations], dtype=np.int64)
-        if indices.size:
-            left = self.prompt[indices] - self.prefilled[indices]
-            over = (chunks > np.maximum(left, 1)) | (chunks < 1)
-            if over.any() or len(set(found)) != len(found):
-                j = int(np.flatnonzero(over)[0]) if over.any() else 0
-                raise EngineError(
-                    f"policy {self.policy.name!r}: allocation {allocations[j]!r} does not fit "
-                    f"request {allocations[j].request_id!r} (prefill left {int(left[j])}), "
-                    "or an id is allocated twice"
-                )
-        return indices, chunks
+        chunks = [int(a.tokens) for a in allocations]
+        prompt, prefilled = self.prompt, self.prefilled
+        bad = -1
+        for j, (i, c) in enumerate(zip(found, chunks, strict=True)):
+            if c > max(prompt[i] - prefilled[i], 1) or c < 1:
+                bad = j
+                break
+        if bad >= 0 or len(set(found)) != len(found):
+            j = max(bad, 0)
+            left = prompt[found[j]] - prefilled[found[j]]
+            raise EngineError(
+                f"policy {self.policy.name!r}: allocation {allocations[j]!r} does not fit "
+                f"request {allocations[j].request_id!r} (prefill left {left}), "
+                "or an id is allocated twice"
+            )
+        return found, chunks
 
-    def _fit_kv(self, indices: IntArray, chunks: IntArray) -> tuple[IntArray, IntArray, bool]:
+    def _fit_kv(self, indices: list[int], chunks: list[int]) -> tuple[list[int], list[int], bool]:
         """Make the batch's new blocks fit: cut the prefill chunks that overshoot (blocks are
         not shared, so a plan within kv_free_tokens may still round past the free blocks), and
         if the decodes alone do not fit, preempt the newest KV holder (vLLM) and try again."""
         changed = False
-        while indices.size:
-            excess = int(self.kv.needed(indices, chunks).sum()) - self.kv.free_blocks
+        while indices:
+            excess = self.kv.needed_total(indices, chunks) - self.kv.free_blocks
             if excess <= 0:
                 break
             indices, chunks, excess = self._trim_prefills(indices, chunks, excess)
             changed = True
             if excess <= 0:
                 break
-            holders = np.flatnonzero(self.kv.blocks)
-            victim = int(holders[-1])
+            victim = self.kv.newest_holder(self.live)
+            if victim is None:
+                raise RuntimeError("kv cache: a batch needs blocks but no request holds any")
             self._preempt(victim)
-            keep = indices != victim
-            indices, chunks = indices[keep], chunks[keep]
+            kept = [(i, c) for i, c in zip(indices, chunks, strict=True) if i != victim]
+            indices, chunks = [i for i, _ in kept], [c for _, c in kept]
         return indices, chunks, changed
 
     def _trim_prefills(
-        self, indices: IntArray, chunks: IntArray, excess: int
-    ) -> tuple[IntArray, IntArray, int]:
+        self, indices: list[int], chunks: list[int], excess: int
+    ) -> tuple[list[int], list[int], int]:
         """Cut prefill chunks, last allocation first, until `excess` blocks are saved."""
-        chunks = chunks.copy()
+        chunks = list(chunks)
         block = self.kv.block
-        keep = np.ones(indices.size, dtype=bool)
-        for j in range(indices.size - 1, -1, -1):
+        keep = [True] * len(indices)
+        for j in range(len(indices) - 1, -1, -1):
             if excess <= 0:
                 break
-            i = int(indices[j])
+            i = indices[j]
             if self.prefilled[i] == self.prompt[i]:
                 continue
-            held, written = int(self.kv.blocks[i]), int(self.kv.tokens[i])
-            need = -(-(written + int(chunks[j])) // block) - held
+            held, written = self.kv.block_list[i], self.kv.token_list[i]
+            need = -(-(written + chunks[j]) // block) - held
             kept_blocks = max(0, need - excess)
             excess -= need - kept_blocks
             room = (held + kept_blocks) * block - written
             if room <= 0:
                 keep[j] = False
             else:
-                chunks[j] = min(int(chunks[j]), room)
-        return indices[keep], chunks[keep], excess
+                chunks[j] = min(chunks[j], room)
+        kept_indices = [i for i, k in zip(indices, keep, strict=True) if k]
+        kept_chunks = [c for c, k in zip(chunks, keep, strict=True) if k]
+        return kept_indices, kept_chunks, excess
 
-    def _execute(self, indices: IntArray, chunks: IntArray) -> float:
+    def _execute(self, indices: list[int], chunks: list[int]) -> float:
         """Run the batch on the hardware; advance the clock by its noisy latency."""
-        generated = self.log.generated[indices] - self.base[indices]
-        contexts = self.prefilled[indices] + generated
-        self._was_prefill = self.prefilled[indices] < self.prompt[indices]
+        prefilled, prompt, generated, base = self.prefilled, self.prompt, self.generated, self.base
+        contexts = [prefilled[i] + generated[i] - base[i] for i in indices]
+        self._was_prefill = [prefilled[i] < prompt[i] for i in indices]
         self.kv.write(indices, chunks)
-        latency = noisy(self.hardware.latency(chunks, contexts), self.sigma, self.rng)
+        base_latency = self.hardware.latency(
+            np.array(chunks, dtype=np.int64), np.array(contexts, dtype=np.int64)
+        )
+        latency = noisy(base_latency, self.sigma, self.rng)
         self.now += latency
         self.iterations += 1
         return latency
 
-    def _apply(self, indices: IntArray, chunks: IntArray) -> None:
+    def _apply(self, indices: list[int], chunks: list[int]) -> None:
         """Move prefills on, produce the tokens, retire the finished requests."""
-        prefill = self._was_prefill
-        self.prefilled[indices[prefill]] += chunks[prefill]
-        produced = ~prefill | (self.prefilled[indices] == self.prompt[indices])
-        producing = indices[produced]
-        self.not_decoding -= int(np.count_nonzero(prefill & produced))
+        prefilled, prompt = self.prefilled, self.prompt
+        producing: list[int] = []
+        for i, c, was_prefill in zip(indices, chunks, self._was_prefill, strict=True):
+            if was_prefill:
+                prefilled[i] += c
+                if prefilled[i] == prompt[i]:
+                    producing.append(i)
+                    self.not_decoding -= 1
+            else:
+                producing.append(i)
         self.log.record(producing, self.now)
         if self.probe is not None:
-            ones = np.ones(producing.size, dtype=np.int64)
-            self.probe(self.now, self.kv.used_blocks, self.kv.total_blocks, producing, ones)
+            produced = np.array(producing, dtype=np.int64)
+            ones = np.ones(produced.size, dtype=np.int64)
+            self.probe(self.now, self.kv.used_blocks, self.kv.total_blocks, produced, ones)
         self._retire_and_refresh(indices)
 
-    def _retire_and_refresh(self, indices: IntArray) -> None:
-        finished = self.log.generated[indices] == self.output[indices]
-        for i in indices[finished].tolist():
-            self.kv.release(i)
-            self.records[i] = None
-        if finished.any():
-            self.live = [i for i in self.live if self.records[i] is not None]
-        for i in indices[~finished].tolist():
-            self.records[i] = self._record(i)
+    def _retire_and_refresh(self, indices: list[int]) -> None:
+        generated, output, records = self.generated, self.output_tokens, self.records
+        finished = False
+        for i in indices:
+            if generated[i] == output[i]:
+                self.kv.release(i)
+                records[i] = None
+                finished = True
+        if finished:
+            self.live = [i for i in self.live if records[i] is not None]
+        for i in indices:
+            if records[i] is not None:
+                records[i] = self._record(i)
 
     def _preempt(self, i: int) -> None:
         """Free request i's KV and send it back to wait, to recompute what it has (module doc)."""
         decoding = self.prefilled[i] == self.prompt[i]
         self.kv.release(i)
-        self.log.preemptions[i] += 1
-        generated = int(self.log.generated[i])
+        self.log.preempted[i] += 1
+        generated = self.generated[i]
         self.base[i] = generated
         self.prompt[i] = int(self.columns.prompt[i]) + generated
         self.prefilled[i] = 0
@@ -545,15 +573,17 @@ class _Run:
 
     def _decode_run(self, pstate: Any) -> tuple[bool, Any]:
         """Advance a decode-only run up to the next event at once; False if none fits."""
-        live = np.array(self.live, dtype=np.int64)
-        left = self.output[live] - self.log.generated[live]
-        limit = min(int(left.min()), self.options.max_run)
+        live = self.live
+        generated, output = self.generated, self.output_tokens
+        left = min([output[i] - generated[i] for i in live])
+        limit = min(left, self.options.max_run)
         steps = self.kv.decode_run_length(live, limit)
         if steps == 0:
             return False, pstate
-        contexts = self.prefilled[live] + self.log.generated[live] - self.base[live]
-        totals = int(contexts.sum()) + np.arange(steps, dtype=np.int64) * live.size
-        base = self.hardware.decode_latencies(int(live.size), totals)
+        prefilled, base_tokens = self.prefilled, self.base
+        context = sum([prefilled[i] + generated[i] - base_tokens[i] for i in live])
+        totals = context + np.arange(steps, dtype=np.int64) * len(live)
+        base = self.hardware.decode_latencies(len(live), totals)
         next_arrival = self.arrival[self.next_arrival] if self.next_arrival < self.n else math.inf
         now, sigma, rng = self.now, self.sigma, self.rng
         times: list[float] = []
@@ -566,12 +596,13 @@ class _Run:
             times.append(now)
             latencies.append(latency)
         ran = len(times)
-        decodes = tuple(self.records[i] for i in self.live)
-        self.kv.write(live, np.full(live.size, ran, dtype=np.int64))
+        decodes = tuple([self.records[i] for i in live])
+        self.kv.write(live, [ran] * len(live))
         self.log.record_run(live, np.array(times))
         if self.probe is not None:
-            counts = np.full(live.size, ran, dtype=np.int64)
-            self.probe(now, self.kv.used_blocks, self.kv.total_blocks, live, counts)
+            indices = np.array(live, dtype=np.int64)
+            counts = np.full(indices.size, ran, dtype=np.int64)
+            self.probe(now, self.kv.used_blocks, self.kv.total_blocks, indices, counts)
         self.now = now
         self.iterations += ran
         self.decode_runs += 1

@@ -90,6 +90,26 @@ class BatchSummary:
 
 
 @attrs.frozen(slots=True)
+class ScalarTerms:
+    """The constants `scalar_latency` needs, each computed by the expression the array path
+    evaluates per call (so the same float)."""
+
+    layers: int
+    flops_token: float
+    kv_token: float
+    qo_token: float
+    attention_flops: float
+    gemm_flops: float
+    bandwidth: float
+    gemms: tuple[tuple[int, int], ...]
+    dtype_bytes: int
+    elementwise: int
+    embedding: int
+    lm_k: int
+    lm_n: int
+
+
+@attrs.frozen(slots=True)
 class RooflineModel:
     """Iteration latency of `model` on `tp` × `gpu` from first principles (module docstring)."""
 
@@ -105,6 +125,8 @@ class RooflineModel:
     activation_reserve_bytes: int = GiB
     noise_sigma: float = 0.02
     kv_block_size: int = attrs.field(default=KV_BLOCK_SIZE, init=False)
+    terms: ScalarTerms = attrs.field(init=False, eq=False, repr=False)
+    """Constants of the scalar path, set from the fields above."""
 
     def __attrs_post_init__(self) -> None:
         record = f"hardware {self.name!r}"
@@ -136,6 +158,30 @@ class RooflineModel:
             raise InvalidRecordError(
                 record, "memory", "leaves no room for one KV block after the weights"
             )
+        object.__setattr__(self, "terms", self._scalar_terms())
+
+    def _scalar_terms(self) -> ScalarTerms:
+        m, tp = self.model, self.tp
+        h, dt = m.hidden, m.dtype_bytes
+        q_out = m.hidden // tp
+        kv_out = m.kv_heads_per_gpu(tp) * m.head_dim
+        inter = m.intermediate // tp
+        flops_token, kv_token, qo_token = self._attention_coefficients
+        return ScalarTerms(
+            layers=m.layers,
+            flops_token=flops_token,
+            kv_token=kv_token,
+            qo_token=qo_token,
+            attention_flops=self.gpu.peak_flops * self.attention_efficiency,
+            gemm_flops=self._flops,
+            bandwidth=self._bandwidth,
+            gemms=((h, q_out + 2 * kv_out), (q_out, h), (h, 2 * inter), (inter, h)),
+            dtype_bytes=dt,
+            elementwise=dt * (10 * h + 2 * (q_out + kv_out) + 3 * inter),
+            embedding=2 * h * dt,
+            lm_k=m.hidden,
+            lm_n=m.vocab // tp,
+        )
 
     @property
     def name(self) -> str:
@@ -199,21 +245,15 @@ class RooflineModel:
 
     def _dense_time(self, tokens: float) -> float:
         """`_dense_times` of one token count, on Python floats in the same order."""
-        m, tp = self.model, self.tp
-        h, dt = m.hidden, m.dtype_bytes
-        q_out = m.hidden // tp
-        kv_out = m.kv_heads_per_gpu(tp) * m.head_dim
-        inter = m.intermediate // tp
-        flops, bandwidth = self._flops, self._bandwidth
+        t = self.terms
+        flops, bandwidth, dt = t.gemm_flops, t.bandwidth, t.dtype_bytes
         per_layer = 0.0
-        for k, n in ((h, q_out + 2 * kv_out), (q_out, h), (h, 2 * inter), (inter, h)):
+        for k, n in t.gemms:
             per_layer += max(
                 2.0 * k * n * tokens / flops, dt * (k * n + tokens * (k + n)) / bandwidth
             )
-        elementwise = dt * (10 * h + 2 * (q_out + kv_out) + 3 * inter)
-        per_layer += tokens * elementwise / bandwidth
-        embedding = tokens * (2 * h * dt) / bandwidth
-        return m.layers * per_layer + embedding
+        per_layer += tokens * t.elementwise / bandwidth
+        return t.layers * per_layer + tokens * t.embedding / bandwidth
 
     def _gemm(self, tokens: FloatArray, k: int, n: int) -> FloatArray:
         """Roofline time of a (tokens × k) · (k × n) matrix product."""
@@ -335,11 +375,9 @@ def scalar_latency(
     us: list[int] = contexts.tolist()
     if min(cs) < 1 or min(us) < 0:
         check_batch(chunks, contexts)
-    m, tp = roofline.model, roofline.tp
-    flops_token, kv_token, qo_token = roofline._attention_coefficients
-    attention_flops = roofline.gpu.peak_flops * roofline.attention_efficiency
-    bandwidth = roofline._bandwidth
-    layers = m.layers
+    t = roofline.terms
+    flops_token, kv_token, qo_token = t.flops_token, t.kv_token, t.qo_token
+    attention_flops, bandwidth, layers = t.attention_flops, t.bandwidth, t.layers
     prefill: list[float] = []
     decodes = 0
     decode_context = 0
@@ -353,8 +391,8 @@ def scalar_latency(
             decode_context += u
     if len(prefill) < SCALAR_PREFILLS:
         prefill_attention = 0.0
-        for t in prefill:
-            prefill_attention += t
+        for seconds in prefill:
+            prefill_attention += seconds
     else:
         prefill_attention = float(np.sum(np.array(prefill)))
     tokens = float(sum(cs))
@@ -362,13 +400,15 @@ def scalar_latency(
     flops = flops_token * (decode_context + 0.5 * decodes)
     moved = kv_token * (decode_context + 2.0 * decodes) + qo_token * decodes
     decode_attention = layers * max(flops / attention_flops, moved / bandwidth)
-    k, n = m.hidden, m.vocab // tp
+    k, n = t.lm_k, t.lm_n
     lm_head = max(
-        2.0 * k * n * requests / roofline._flops,
-        m.dtype_bytes * (k * n + requests * (k + n)) / bandwidth,
+        2.0 * k * n * requests / t.gemm_flops,
+        t.dtype_bytes * (k * n + requests * (k + n)) / bandwidth,
     )
     total = dense(tokens) + prefill_attention + decode_attention + lm_head
+    tp = roofline.tp
     if tp > 1:
+        m = roofline.model
         link = roofline.gpu.link_bandwidth * roofline.link_efficiency
         step = roofline.gpu.link_latency
         activations = tokens * (m.hidden * m.dtype_bytes / tp) / link

@@ -64,7 +64,6 @@ from slidingpolicy.engine.kv import KVCache
 from slidingpolicy.engine.metrics import Metrics, RequestOutcome, TokenLog, outcome, summarize
 from slidingpolicy.errors import InvalidRecordError, SlidingPolicyError
 from slidingpolicy.hardware import HardwareModel
-from slidingpolicy.hardware.roofline import noisy
 from slidingpolicy.invariants import Violation, check_plan
 from slidingpolicy.plan import Allocation, BatchPlan
 from slidingpolicy.request import Request
@@ -197,6 +196,47 @@ def engine_rng(seed: int) -> np.random.Generator:
     return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(0xE,)))
 
 
+class Normals:
+    """The standard normals of a generator, drawn in blocks and handed out in order.
+
+    numpy draws an array of normals one by one from the same stream as single draws, so the
+    sequence handed out is exactly that of calling `rng.standard_normal()` each time (tested);
+    the noise is then `latency · exp(sigma · z)`, as in `hardware.roofline.noisy`.
+    """
+
+    def __init__(self, rng: np.random.Generator, block: int = 1024) -> None:
+        self.rng = rng
+        self.block = block
+        self.buffer: list[float] = []
+        self.position = 0
+
+    def take(self) -> float:
+        """The next normal."""
+        if self.position == len(self.buffer):
+            self.buffer = self.rng.standard_normal(self.block).tolist()
+            self.position = 0
+        z = self.buffer[self.position]
+        self.position += 1
+        return z
+
+    def peek(self, k: int) -> list[float]:
+        """The next `k` normals, without taking them."""
+        if self.position + k > len(self.buffer):
+            fresh: list[float] = self.rng.standard_normal(max(self.block, k)).tolist()
+            self.buffer = self.buffer[self.position :] + fresh
+            self.position = 0
+        return self.buffer[self.position : self.position + k]
+
+    def skip(self, k: int) -> None:
+        """Take `k` normals that `peek` returned."""
+        self.position += k
+
+
+RUN_CHUNK = 32
+"""Decode-run iterations priced per batch at first (doubling up to `EngineOptions.max_run`):
+a run usually ends at the next arrival, well before the KV or the output lengths end it."""
+
+
 class _Run:
     """One simulation's mutable state (engine-only; no policy sees it)."""
 
@@ -214,6 +254,7 @@ class _Run:
         self.options = options
         self.on_plan = on_plan
         self.rng = engine_rng(seed)
+        self.normals = Normals(self.rng)
         self.sigma = noise_sigma(hardware)
         columns = workload.columns()
         self.columns = columns
@@ -518,7 +559,7 @@ class _Run:
         base_latency = self.hardware.latency(
             np.array(chunks, dtype=np.int64), np.array(contexts, dtype=np.int64)
         )
-        latency = noisy(base_latency, self.sigma, self.rng)
+        latency = base_latency * math.exp(self.sigma * self.normals.take())
         self.now += latency
         self.iterations += 1
         return latency
@@ -582,19 +623,9 @@ class _Run:
             return False, pstate
         prefilled, base_tokens = self.prefilled, self.base
         context = sum([prefilled[i] + generated[i] - base_tokens[i] for i in live])
-        totals = context + np.arange(steps, dtype=np.int64) * len(live)
-        base = self.hardware.decode_latencies(len(live), totals)
         next_arrival = self.arrival[self.next_arrival] if self.next_arrival < self.n else math.inf
-        now, sigma, rng = self.now, self.sigma, self.rng
-        times: list[float] = []
-        latencies: list[float] = []
-        for latency in base.tolist():
-            if times and now >= next_arrival:
-                break
-            latency = noisy(latency, sigma, rng)
-            now += latency
-            times.append(now)
-            latencies.append(latency)
+        times, latencies = self._run_times(len(live), context, steps, next_arrival)
+        now = times[-1]
         ran = len(times)
         decodes = tuple([self.records[i] for i in live])
         self.kv.write(live, [ran] * len(live))
@@ -609,3 +640,35 @@ class _Run:
         self.run_iterations += ran
         self._retire_and_refresh(live)
         return True, self.policy.observe_decodes(pstate, decodes, latencies)
+
+    def _run_times(
+        self, decodes: int, context: int, steps: int, next_arrival: float
+    ) -> tuple[list[float], list[float]]:
+        """Token times and noisy latencies of a decode run of at most `steps` iterations from
+        total context `context`, ending with the first iteration that ends at or after
+        `next_arrival`: what stepping gives (each latency times exp(sigma · z), the clock
+        summed one iteration at a time), priced in growing batches."""
+        exp, sigma, normals = math.exp, self.sigma, self.normals
+        times: list[float] = []
+        latencies: list[float] = []
+        now = self.now
+        done, size = 0, RUN_CHUNK
+        while done < steps:
+            k = min(size, steps - done)
+            totals = context + np.arange(done, done + k, dtype=np.int64) * decodes
+            base = self.hardware.decode_latencies(decodes, totals)
+            factors = np.array([exp(sigma * z) for z in normals.peek(k)])
+            noisy_latencies = base * factors
+            clock = np.cumsum(np.concatenate(([now], noisy_latencies)))[1:]
+            # Stepping stops before an iteration once the clock has reached the arrival.
+            reached = np.flatnonzero(clock >= next_arrival)
+            take = k if reached.size == 0 else int(reached[0]) + 1
+            normals.skip(take)
+            times.extend(clock[:take].tolist())
+            latencies.extend(noisy_latencies[:take].tolist())
+            if reached.size:
+                break
+            now = times[-1]
+            done += take
+            size *= 2
+        return times, latencies

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
 import pytest
 
 from slidingpolicy.engine import EngineOptions, simulate
-from slidingpolicy.engine.simulator import _Run
+from slidingpolicy.engine.simulator import RUN_CHUNK, Normals, _Run, engine_rng
+from slidingpolicy.hardware.roofline import noisy
 from slidingpolicy.plan import BatchPlan
 from slidingpolicy.policies import by_name
 from slidingpolicy.predictor.profiling import default_predictor
@@ -79,3 +81,49 @@ def test_certain_misses_equal_their_definition(closed_form: bool) -> None:
     assert all(fast == slow for fast, slow in checks)
     assert max(fast for fast, _ in checks) > 0
     assert run.log.late_count == int(np.count_nonzero(run.log.max_lateness > 0.0))
+
+
+def test_normals_are_the_generators_single_draws_in_order() -> None:
+    single = engine_rng(11)
+    blocks = Normals(engine_rng(11), block=7)
+    expected = [float(single.standard_normal()) for _ in range(60)]
+    got = [blocks.take() for _ in range(5)]
+    got += blocks.peek(20)[:13]
+    blocks.skip(13)
+    got += [blocks.take() for _ in range(42)]
+    assert got == expected
+
+
+def _stepped_run(
+    run: _Run, decodes: int, context: int, steps: int, arrival: float
+) -> tuple[list[float], list[float]]:
+    """The decode run as stepping computes it: one iteration at a time."""
+    rng = engine_rng(0)
+    now = run.now
+    times: list[float] = []
+    latencies: list[float] = []
+    for j in range(steps):
+        if times and now >= arrival:
+            break
+        one = np.array([context + j * decodes], dtype=np.int64)
+        latency = noisy(float(run.hardware.decode_latencies(decodes, one)[0]), run.sigma, rng)
+        now += latency
+        times.append(now)
+        latencies.append(latency)
+    return times, latencies
+
+
+@pytest.mark.parametrize("crossing", [0, 1, RUN_CHUNK - 1, RUN_CHUNK, 3 * RUN_CHUNK - 1, 500, None])
+def test_run_times_equal_stepping_wherever_the_arrival_falls(crossing: int | None) -> None:
+    workload = make_workload("sharegpt", 5, Poisson(1.0), 0)
+    run = _Run(Fcfs(), workload, hardware(*HARDWARE[0]), 0, EngineOptions(), None)
+    run.now = 3.0
+    decodes, context, steps = 6, 4000, 300
+    reference, _ = _stepped_run(run, decodes, context, steps, math.inf)
+    # An arrival at the end of iteration `crossing` (or never): stepping stops after it.
+    arrival = math.inf if crossing is None or crossing >= steps else reference[crossing]
+    for at in (arrival, math.nextafter(arrival, 0.0)):
+        run.normals = Normals(engine_rng(0))
+        assert run._run_times(decodes, context, steps, at) == _stepped_run(
+            run, decodes, context, steps, at
+        )

@@ -236,6 +236,10 @@ RUN_CHUNK = 32
 """Decode-run iterations priced per batch at first (doubling up to `EngineOptions.max_run`):
 a run usually ends at the next arrival, well before the KV or the output lengths end it."""
 
+RUN_SCALAR = 16
+"""Decode-run iterations priced one by one first, where the hardware offers `decode_pricer`
+(most runs are short: numpy's overhead per call would dominate them)."""
+
 
 class _Run:
     """One simulation's mutable state (engine-only; no policy sees it)."""
@@ -653,6 +657,19 @@ class _Run:
         latencies: list[float] = []
         now = self.now
         done, size = 0, RUN_CHUNK
+        pricer = getattr(self.hardware, "decode_pricer", None)
+        if pricer is not None:
+            price = pricer(decodes)
+            for j in range(min(steps, RUN_SCALAR)):
+                if times and now >= next_arrival:
+                    return times, latencies
+                latency = price(context + j * decodes) * exp(sigma * normals.take())
+                now += latency
+                times.append(now)
+                latencies.append(latency)
+            done = len(times)
+            if done == steps or now >= next_arrival:
+                return times, latencies
         while done < steps:
             k = min(size, steps - done)
             totals = context + np.arange(done, done + k, dtype=np.int64) * decodes

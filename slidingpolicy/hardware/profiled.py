@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import csv
 import math
+from collections.abc import Callable
 from pathlib import Path
 
 import attrs
@@ -39,6 +40,7 @@ from slidingpolicy.hardware.roofline import (
     check_decode_run,
     decode_run,
     noisy,
+    scalar_decode_pricer,
     scalar_latency,
 )
 
@@ -139,6 +141,11 @@ class ProfiledModel:
             return np.zeros(total_context.size)
         batch = decode_run(num_decodes, total_context)
         return self.roofline._iteration_times(self._dense_times, batch)
+
+    def decode_pricer(self, num_decodes: int) -> Callable[[int], float]:
+        """`decode_latencies` of one iteration of `num_decodes` (>= 1) decodes, as a function of
+        its total context, on Python floats: bit for bit the array's entry (tested)."""
+        return scalar_decode_pricer(self.roofline, num_decodes, self._dense_time)
 
     def _dense_time(self, tokens: float) -> float:
         """`_dense_times` of one token count."""

@@ -227,6 +227,11 @@ class RooflineModel:
             return np.zeros(total_context.size)
         return self._iteration_times(self._dense_times, decode_run(num_decodes, total_context))
 
+    def decode_pricer(self, num_decodes: int) -> Callable[[int], float]:
+        """`decode_latencies` of one iteration of `num_decodes` (>= 1) decodes, as a function of
+        its total context, on Python floats: bit for bit the array's entry (tested)."""
+        return scalar_decode_pricer(self, num_decodes, self._dense_time)
+
     def _dense_times(self, tokens: FloatArray) -> FloatArray:
         """Linear, element-wise and embedding time: what depends on the token count alone."""
         m, tp = self.model, self.tp
@@ -416,6 +421,48 @@ def scalar_latency(
         logits = requests * (m.vocab * m.dtype_bytes / tp) / link
         total += (tp - 1) * (step + logits)
     return total + roofline.overhead
+
+
+def scalar_decode_pricer(
+    roofline: RooflineModel, num_decodes: int, dense: ScalarDense
+) -> Callable[[int], float]:
+    """`_iteration_times` of a decode-only iteration (`decode_run`), `num_decodes` >= 1, as a
+    function of its total context; what depends on the count alone is computed once, and the
+    sum is taken in numpy's order (dense + 0 prefill attention + decode attention + LM head,
+    then the links, then the overhead)."""
+    if isinstance(num_decodes, bool) or not isinstance(num_decodes, int) or num_decodes < 1:
+        raise InvalidRecordError("decode run", "num_decodes", f"={num_decodes!r} must be >= 1")
+    t = roofline.terms
+    n = float(num_decodes)
+    flops_token, kv_token, qo_token = t.flops_token, t.kv_token, t.qo_token
+    attention_flops, bandwidth, layers = t.attention_flops, t.bandwidth, t.layers
+    head = dense(n) + 0.0
+    k, m_out = t.lm_k, t.lm_n
+    lm_head = max(
+        2.0 * k * m_out * n / t.gemm_flops,
+        t.dtype_bytes * (k * m_out + n * (k + m_out)) / bandwidth,
+    )
+    links: tuple[float, ...] = ()
+    tp = roofline.tp
+    if tp > 1:
+        m = roofline.model
+        link = roofline.gpu.link_bandwidth * roofline.link_efficiency
+        step = roofline.gpu.link_latency
+        activations = n * (m.hidden * m.dtype_bytes / tp) / link
+        logits = n * (m.vocab * m.dtype_bytes / tp) / link
+        links = ((layers * 2 * 2 * (tp - 1)) * (step + activations), (tp - 1) * (step + logits))
+    overhead = roofline.overhead
+    half, twice, queries = 0.5 * n, 2.0 * n, qo_token * n
+
+    def price(total_context: int) -> float:
+        flops = flops_token * (total_context + half)
+        moved = kv_token * (total_context + twice) + queries
+        total = head + layers * max(flops / attention_flops, moved / bandwidth) + lm_head
+        for term in links:
+            total += term
+        return total + overhead
+
+    return price
 
 
 def noisy(latency: float, sigma: float, rng: np.random.Generator) -> float:

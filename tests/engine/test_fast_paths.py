@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from slidingpolicy.engine import EngineOptions, simulate
-from slidingpolicy.engine.simulator import RUN_CHUNK, Normals, _Run, engine_rng
+from slidingpolicy.engine.simulator import RUN_CHUNK, RUN_SCALAR, Normals, _Run, engine_rng
 from slidingpolicy.hardware.roofline import noisy
 from slidingpolicy.plan import BatchPlan
 from slidingpolicy.policies import by_name
@@ -113,7 +113,10 @@ def _stepped_run(
     return times, latencies
 
 
-@pytest.mark.parametrize("crossing", [0, 1, RUN_CHUNK - 1, RUN_CHUNK, 3 * RUN_CHUNK - 1, 500, None])
+CROSSINGS = [0, 1, RUN_SCALAR - 1, RUN_SCALAR, RUN_SCALAR + RUN_CHUNK - 1, RUN_SCALAR + RUN_CHUNK]
+
+
+@pytest.mark.parametrize("crossing", [*CROSSINGS, RUN_SCALAR + 3 * RUN_CHUNK - 1, 500, None])
 def test_run_times_equal_stepping_wherever_the_arrival_falls(crossing: int | None) -> None:
     workload = make_workload("sharegpt", 5, Poisson(1.0), 0)
     run = _Run(Fcfs(), workload, hardware(*HARDWARE[0]), 0, EngineOptions(), None)

@@ -83,3 +83,34 @@ def test_bad_batches_raise_the_same_error_both_ways(chunks: list[int], contexts:
     with pytest.raises(InvalidRecordError) as reference:
         hw.latency_arrays(c, u)
     assert str(scalar.value) == str(reference.value)
+
+
+@settings(max_examples=300)
+@given(
+    st.sampled_from(HARDWARE),
+    st.integers(1, 512),
+    st.lists(st.integers(0, 2**22), min_size=1, max_size=20),
+)
+def test_decode_pricer_is_bit_identical_to_decode_latencies(
+    hw: RooflineModel, n: int, contexts: list[int]
+) -> None:
+    price = hw.decode_pricer(n)
+    expected = hw.decode_latencies(n, np.array(contexts, dtype=np.int64)).tolist()
+    assert [price(u) for u in contexts] == expected
+
+
+@settings(max_examples=100, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.integers(1, 512), st.lists(st.integers(0, 2**22), min_size=1, max_size=20))
+def test_profiled_decode_pricer_is_bit_identical(
+    vidur_profile: Path, n: int, contexts: list[int]
+) -> None:
+    profiled = ProfiledModel.from_csv(vidur_profile, HARDWARE[2])
+    price = profiled.decode_pricer(n)
+    expected = profiled.decode_latencies(n, np.array(contexts, dtype=np.int64)).tolist()
+    assert [price(u) for u in contexts] == expected
+
+
+@pytest.mark.parametrize("n", [0, -1, True])
+def test_decode_pricer_needs_a_decode(n: int) -> None:
+    with pytest.raises(InvalidRecordError):
+        HARDWARE[0].decode_pricer(n)

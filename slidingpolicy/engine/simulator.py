@@ -259,6 +259,10 @@ class _Run:
         self.on_plan = on_plan
         self.rng = engine_rng(seed)
         self.normals = Normals(self.rng)
+        # Optional list-based entry points of the built-in hardware models (same floats).
+        self._latency_of: Callable[[list[int], list[int]], float] | None = getattr(
+            hardware, "latency_of", None
+        )
         self.sigma = noise_sigma(hardware)
         columns = workload.columns()
         self.columns = columns
@@ -331,9 +335,15 @@ class _Run:
             self.not_decoding += 1
             self.next_arrival += 1
 
-    def _decoding(self) -> list[int]:
+    def _kv_free_tokens(self) -> int:
+        """`KVCache.free_tokens` of the decoding requests, in one pass over the live ones."""
         prefilled, prompt = self.prefilled, self.prompt
-        return [i for i in self.live if prefilled[i] == prompt[i]]
+        tokens, block = self.kv.token_list, self.kv.block
+        spare = 0
+        for i in self.live:
+            if prefilled[i] == prompt[i] and tokens[i] % block:
+                spare += 1
+        return self.kv.free_blocks * block + spare
 
     def snapshot(self) -> SchedulerState:
         """The state a policy decides on now (unchecked: the engine keeps its records valid,
@@ -344,7 +354,7 @@ class _Run:
             self.now,
             tuple([records[i] for i in self.live]),  # type: ignore[misc]
             self.throughput,
-            self.kv.free_tokens(self._decoding()),
+            self._kv_free_tokens(),
         )
 
     # --- main loop -----------------------------------------------------------------------
@@ -560,9 +570,12 @@ class _Run:
         contexts = [prefilled[i] + generated[i] - base[i] for i in indices]
         self._was_prefill = [prefilled[i] < prompt[i] for i in indices]
         self.kv.write(indices, chunks)
-        base_latency = self.hardware.latency(
-            np.array(chunks, dtype=np.int64), np.array(contexts, dtype=np.int64)
-        )
+        if self._latency_of is not None:
+            base_latency = self._latency_of(chunks, contexts)
+        else:
+            base_latency = self.hardware.latency(
+                np.array(chunks, dtype=np.int64), np.array(contexts, dtype=np.int64)
+            )
         latency = base_latency * math.exp(self.sigma * self.normals.take())
         self.now += latency
         self.iterations += 1

@@ -42,6 +42,7 @@ from slidingpolicy.hardware.roofline import (
     noisy,
     scalar_decode_pricer,
     scalar_latency,
+    scalar_latency_of,
 )
 
 PER_LAYER_OPS = (
@@ -141,6 +142,10 @@ class ProfiledModel:
             return np.zeros(total_context.size)
         batch = decode_run(num_decodes, total_context)
         return self.roofline._iteration_times(self._dense_times, batch)
+
+    def latency_of(self, chunks: list[int], contexts: list[int]) -> float:
+        """`latency` of a batch given as lists of ints (what an engine holds)."""
+        return scalar_latency_of(self.roofline, chunks, contexts, self._dense_time)
 
     def decode_pricer(self, num_decodes: int) -> Callable[[int], float]:
         """`decode_latencies` of one iteration of `num_decodes` (>= 1) decodes, as a function of

@@ -216,6 +216,10 @@ class RooflineModel:
             return 0.0
         return float(self._iteration_times(self._dense_times, self._summarize(chunks, contexts))[0])
 
+    def latency_of(self, chunks: list[int], contexts: list[int]) -> float:
+        """`latency` of a batch given as lists of ints (what an engine holds)."""
+        return scalar_latency_of(self, chunks, contexts, self._dense_time)
+
     def sample(self, chunks: IntArray, contexts: IntArray, rng: np.random.Generator) -> float:
         """`latency` times exp(noise_sigma · z), one standard normal z drawn from `rng`."""
         return noisy(self.latency(chunks, contexts), self.noise_sigma, rng)
@@ -374,12 +378,17 @@ def scalar_latency(
         return float(
             roofline._iteration_times(lambda t: np.array([dense(float(t[0]))]), summary)[0]
         )
-    cs: list[int] = chunks.tolist()
+    return scalar_latency_of(roofline, chunks.tolist(), contexts.tolist(), dense)
+
+
+def scalar_latency_of(
+    roofline: RooflineModel, cs: list[int], us: list[int], dense: ScalarDense
+) -> float:
+    """`scalar_latency` of a batch given as lists of ints (chunks, contexts)."""
+    if len(cs) != len(us) or (cs and (min(cs) < 1 or min(us) < 0)):
+        check_batch(np.array(cs, dtype=np.int64), np.array(us, dtype=np.int64))
     if not cs:
         return 0.0
-    us: list[int] = contexts.tolist()
-    if min(cs) < 1 or min(us) < 0:
-        check_batch(chunks, contexts)
     t = roofline.terms
     flops_token, kv_token, qo_token = t.flops_token, t.kv_token, t.qo_token
     attention_flops, bandwidth, layers = t.attention_flops, t.bandwidth, t.layers

@@ -73,6 +73,8 @@ def test_certain_misses_equal_their_definition(closed_form: bool) -> None:
 
     def checked_step(pstate: Any, budget: int) -> tuple[Any, bool]:
         checks.append((run._certain_misses(), _certain_misses_by_arrays(run)))
+        decoding = [i for i in run.live if run.prefilled[i] == run.prompt[i]]
+        assert run._kv_free_tokens() == run.kv.free_tokens(np.array(decoding, dtype=np.int64))
         return step(pstate, budget)
 
     run._step = checked_step  # type: ignore[method-assign]

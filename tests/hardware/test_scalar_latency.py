@@ -40,7 +40,9 @@ def test_roofline_scalar_latency_is_bit_identical(
     hw: RooflineModel, pairs: list[tuple[int, int]]
 ) -> None:
     chunks, contexts = arrays(pairs)
-    assert hw.latency(chunks, contexts) == hw.latency_arrays(chunks, contexts)
+    reference = hw.latency_arrays(chunks, contexts)
+    assert hw.latency(chunks, contexts) == reference
+    assert hw.latency_of([c for c, _ in pairs], [u for _, u in pairs]) == reference
 
 
 @pytest.mark.parametrize("hw", HARDWARE, ids=lambda h: h.name)
@@ -61,7 +63,9 @@ def test_profiled_scalar_latency_is_bit_identical(
 ) -> None:
     profiled = ProfiledModel.from_csv(vidur_profile, HARDWARE[2])
     chunks, contexts = arrays(pairs)
-    assert profiled.latency(chunks, contexts) == profiled.latency_arrays(chunks, contexts)
+    reference = profiled.latency_arrays(chunks, contexts)
+    assert profiled.latency(chunks, contexts) == reference
+    assert profiled.latency_of([c for c, _ in pairs], [u for _, u in pairs]) == reference
 
 
 def test_float_batches_take_the_array_path() -> None:
@@ -83,6 +87,10 @@ def test_bad_batches_raise_the_same_error_both_ways(chunks: list[int], contexts:
     with pytest.raises(InvalidRecordError) as reference:
         hw.latency_arrays(c, u)
     assert str(scalar.value) == str(reference.value)
+    if c.ndim == 1 and u.ndim == 1:
+        with pytest.raises(InvalidRecordError) as listed:
+            hw.latency_of(c.tolist(), u.tolist())
+        assert str(listed.value) == str(reference.value)
 
 
 @settings(max_examples=300)

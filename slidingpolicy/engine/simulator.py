@@ -525,9 +525,9 @@ class _Run:
         indices, chunks = self._batch(plan)
         indices, chunks, dropped = self._fit_kv(indices, chunks)
         if not indices:
-            if plan.preempted or dropped:
+            if plan.preempted:
                 return pstate, True
-            return pstate, self._relieve_memory(state)
+            return pstate, self._relieve_memory(state, short=bool(dropped))
         executed = plan
         if dropped:
             ids = self.ids
@@ -551,11 +551,13 @@ class _Run:
         pstate = self.policy.observe(pstate, state, executed, latency)
         return pstate, True
 
-    def _relieve_memory(self, state: SchedulerState) -> bool:
-        """An empty plan with no KV free while requests hold KV (partial prefills filled the
-        cache): preempt the newest holder, as vLLM does when a running request cannot grow."""
+    def _relieve_memory(self, state: SchedulerState, short: bool) -> bool:
+        """A plan that runs nothing while requests hold KV — none is free, or (`short`) what
+        the plan asked for could not fit at all: preempt the newest holder, as vLLM does when
+        a running request cannot grow. Returning True without freeing memory would plan the
+        same state again, for ever."""
         holder = self.kv.newest_holder(self.live)
-        if state.kv_free_tokens or holder is None:
+        if holder is None or (state.kv_free_tokens and not short):
             return False
         self._preempt(holder)
         return True

@@ -1,12 +1,16 @@
 """KV memory in blocks (vLLM's paged cache): who holds how many blocks, what is free.
 
-A request holds ceil(kv_tokens / block) blocks, where kv_tokens counts the KV slots its scheduled
-tokens have written since it was last admitted (each scheduled token writes one slot). Blocks
-are not shared between requests, so one integer (`SchedulerState.kv_free_tokens`) can only
-approximate the memory: we report the slots of the free blocks plus one slot for each decoding
-request whose last block still has room (a decode writes one token per iteration). A plan within
-that number may still need a block more than is free (a prefill chunk cannot use another
-request's spare slots); the engine then preempts, as vLLM does (`simulator`).
+A request is *admitted* when its prefill starts: it then holds the blocks of its whole prompt
+at once (vLLM's block manager does the same), so a prefill that has started can always finish
+— partial prefills can never fill the cache and wait on each other for ever. Each scheduled
+token writes one slot; a decode takes a new block when its last one is full.
+
+Blocks are not shared between requests, so one integer (`SchedulerState.kv_free_tokens`)
+can only approximate the memory. We report the slots a plan can write: those of the free
+blocks, each admitted prefill's reserved remainder, and one slot for each decoding request
+whose last block still has room (a decode writes one token per iteration). A plan within that
+number may still not fit (a prefill cannot use another request's slots); the engine then
+drops the prefills that cannot be admitted and preempts, as vLLM does (`simulator`).
 
 The cache is the engine's own mutable bookkeeping; nothing here is shown to a policy. It keeps
 its columns as Python lists (the engine touches a handful of requests per iteration, where
@@ -48,6 +52,8 @@ class KVCache:
         """Slots each request has written since it was last admitted."""
         self.block_list: list[int] = [0] * num_requests
         """Blocks each request holds."""
+        self.prompt_list: list[int] = [0] * num_requests
+        """The prompt each request was admitted with (slots reserved for its prefill)."""
 
     @property
     def tokens(self) -> IntArray:
@@ -69,31 +75,46 @@ class KVCache:
         """Blocks held by some request."""
         return self.total_blocks - self.free_blocks
 
-    def free_tokens(self, decoding: Iterable[int] | IntArray) -> int:
-        """kv_free_tokens for the snapshot: free blocks' slots, plus one per decoding request
-        (indices `decoding`) whose last block has room."""
-        tokens, block = self.token_list, self.block
+    def free_tokens(self, live: Iterable[int] | IntArray) -> int:
+        """kv_free_tokens for the snapshot: free blocks' slots, plus, among the requests `live`,
+        each admitted prefill's unwritten prompt slots and one slot per decoding request whose
+        last block has room."""
+        tokens, prompts, blocks, block = (
+            self.token_list,
+            self.prompt_list,
+            self.block_list,
+            self.block,
+        )
         spare = 0
-        for i in _ints(decoding):
-            if tokens[i] % block:
+        for i in _ints(live):
+            if not blocks[i]:
+                continue
+            left = prompts[i] - tokens[i]
+            if left > 0:
+                spare += left
+            elif tokens[i] % block:
                 spare += 1
         return self.free_blocks * self.block + spare
 
-    def needed(
-        self, indices: Sequence[int] | IntArray, chunks: Sequence[int] | IntArray
-    ) -> IntArray:
-        """New blocks each request needs to write `chunks` more slots."""
-        return np.array(self._needed(_ints(indices), _ints(chunks)), dtype=np.int64)
+    def admit(self, index: int, prompt_tokens: int) -> None:
+        """Reserve the blocks of request `index`'s whole prompt as its prefill starts."""
+        need = -(-prompt_tokens // self.block)
+        if self.block_list[index] or need > self.free_blocks:
+            raise RuntimeError("kv cache: admitted a request that holds blocks or does not fit")
+        self.block_list[index] = need
+        self.prompt_list[index] = prompt_tokens
+        self.free_blocks -= need
 
-    def needed_total(self, indices: Sequence[int], chunks: Sequence[int]) -> int:
-        """Σ `needed`: the new blocks the whole batch needs."""
-        return sum(self._needed(indices, chunks))
-
-    def _needed(self, indices: Sequence[int], chunks: Sequence[int]) -> list[int]:
+    def needed(self, indices: Sequence[int], chunks: Sequence[int]) -> int:
+        """New blocks the batch needs to write `chunks` more slots per request (none within
+        what a request holds: an admitted prefill needs none)."""
         tokens, blocks, block = self.token_list, self.block_list, self.block
-        return [
-            -(-(tokens[i] + c) // block) - blocks[i] for i, c in zip(indices, chunks, strict=True)
-        ]
+        return sum(
+            [
+                max(-(-(tokens[i] + c) // block) - blocks[i], 0)
+                for i, c in zip(indices, chunks, strict=True)
+            ]
+        )
 
     def write(self, indices: Sequence[int] | IntArray, chunks: Sequence[int] | IntArray) -> None:
         """Record `chunks` written slots per request; the caller checked the blocks are free."""
@@ -102,10 +123,11 @@ class KVCache:
         grown = 0
         for i, c in zip(index, chunk, strict=True):
             t = tokens[i] + c
-            b = -(-t // block)
-            grown += b - blocks[i]
             tokens[i] = t
-            blocks[i] = b
+            b = -(-t // block)
+            if b > blocks[i]:
+                grown += b - blocks[i]
+                blocks[i] = b
         self.free_blocks -= grown
         if self.free_blocks < 0:
             raise RuntimeError("kv cache overflow: the engine allocated past capacity")
@@ -115,6 +137,7 @@ class KVCache:
         self.free_blocks += self.block_list[index]
         self.block_list[index] = 0
         self.token_list[index] = 0
+        self.prompt_list[index] = 0
 
     def newest_holder(self, candidates: Iterable[int]) -> int | None:
         """The highest index among `candidates` that holds a block (None if none does)."""

@@ -20,13 +20,16 @@ Choices the spec leaves to the engine, documented here:
   iteration that ran prefill tokens; it starts at the hardware's noise-free rate on one
   512-token prompt. Decode-only iterations leave it unchanged.
 - **KV memory**: blocks of the hardware's block size (16) out of `kv_capacity_tokens`
-  (`kv.KVCache`, which also defines `kv_free_tokens`). A decode the plan leaves out for KV
-  (`BatchPlan.preempted`) is preempted. If a plan still needs more blocks than are free, the
-  engine first cuts the prefill chunks that overshoot (last allocation first; blocks are not
-  shared, so chunks within `kv_free_tokens` can round past the free blocks), then, if the
-  decodes alone do not fit, preempts the newest request holding KV (latest arrival; vLLM's
-  behaviour) and drops it from the batch, until the batch fits. Every preemption is counted;
-  the policy observes the batch that ran.
+  (`kv.KVCache`, which also defines `kv_free_tokens`). New prefill is admitted only where it
+  fits: a waiting request is shown to the policy only while its whole prompt fits in the free
+  blocks, and is admitted — its prompt's blocks reserved at once, as vLLM's block manager
+  does — when the plan first gives it a chunk. A started prefill therefore always finishes;
+  only decode growth can overflow. When a plan's decodes need more blocks than are free, the
+  engine preempts the newest request holding KV (latest arrival; vLLM's behaviour) and drops
+  it from the batch, until they fit; then it admits the plan's waiting requests in plan order
+  while their prompts fit, and drops the others. A decode the plan leaves out for KV
+  (`BatchPlan.preempted`) is preempted. Every preemption is counted; the policy observes the
+  batch that ran.
 - **Re-entry after preemption (recompute)**: the request frees its KV and waits again, as a
   request whose prompt is its prompt plus the g tokens it has produced (vLLM recomputes them),
   with `generated` 0 and `ttft_slo` L_ttft + g·L_tbt, so that the deadline the policy sees is
@@ -42,8 +45,6 @@ Choices the spec leaves to the engine, documented here:
   the Policy protocol requires to equal observing each iteration.
 - The output length of a request is the workload's; the policy is not told it
   (`max_new_tokens` is None), as a real server does not know it.
-- A plan that runs nothing while no KV slot is free and requests hold KV (partial prefills
-  filled the cache) makes the engine preempt the newest holder, and plan again.
 - A run ends when every request has completed, or when nothing can run and nothing more
   arrives (`stalled`; the live requests stay live).
 """
@@ -407,26 +408,30 @@ class _Run:
             self.not_decoding += 1
             self.next_arrival += 1
 
-    def _kv_free_tokens(self) -> int:
-        """`KVCache.free_tokens` of the decoding requests, in one pass over the live ones."""
-        prefilled, prompt = self.prefilled, self.prompt
-        tokens, block = self.kv.token_list, self.kv.block
+    def snapshot(self) -> SchedulerState:
+        """The state a policy decides on now: every live request the cache can serve — each
+        admitted one, and each waiting one whose whole prompt fits in the free blocks — and
+        `KVCache.free_tokens` of them, computed in the same pass. Unchecked: the engine keeps
+        its records valid, unique by workload id and arrived by `now` (`tests/engine` checks
+        it against the checked constructor)."""
+        records, prompt = self.records, self.prompt
+        kv = self.kv
+        tokens, reserved, blocks, block = kv.token_list, kv.prompt_list, kv.block_list, kv.block
+        free = kv.free_blocks
+        shown: list[Request] = []
         spare = 0
         for i in self.live:
-            if prefilled[i] == prompt[i] and tokens[i] % block:
-                spare += 1
-        return self.kv.free_blocks * block + spare
-
-    def snapshot(self) -> SchedulerState:
-        """The state a policy decides on now (unchecked: the engine keeps its records valid,
-        unique by workload id and arrived by `now`; `tests/engine` checks it against the
-        checked constructor)."""
-        records = self.records
+            if blocks[i]:
+                left = reserved[i] - tokens[i]
+                if left > 0:
+                    spare += left
+                elif tokens[i] % block:
+                    spare += 1
+            elif -(-prompt[i] // block) > free:
+                continue
+            shown.append(records[i])  # type: ignore[arg-type]
         return SchedulerState.unchecked(
-            self.now,
-            tuple([records[i] for i in self.live]),  # type: ignore[misc]
-            self.throughput,
-            self._kv_free_tokens(),
+            self.now, tuple(shown), self.throughput, free * block + spare
         )
 
     # --- main loop -----------------------------------------------------------------------
@@ -523,11 +528,9 @@ class _Run:
         for rid in plan.preempted:
             self._preempt(self._lookup(rid, "preempted"))
         indices, chunks = self._batch(plan)
-        indices, chunks, dropped = self._fit_kv(indices, chunks)
+        indices, chunks, dropped, freed = self._fit_kv(indices, chunks)
         if not indices:
-            if plan.preempted:
-                return pstate, True
-            return pstate, self._relieve_memory(state, short=bool(dropped))
+            return pstate, bool(plan.preempted) or freed
         executed = plan
         if dropped:
             ids = self.ids
@@ -550,17 +553,6 @@ class _Run:
         self._apply(indices, chunks)
         pstate = self.policy.observe(pstate, state, executed, latency)
         return pstate, True
-
-    def _relieve_memory(self, state: SchedulerState, short: bool) -> bool:
-        """A plan that runs nothing while requests hold KV — none is free, or (`short`) what
-        the plan asked for could not fit at all: preempt the newest holder, as vLLM does when
-        a running request cannot grow. Returning True without freeing memory would plan the
-        same state again, for ever."""
-        holder = self.kv.newest_holder(self.live)
-        if holder is None or (state.kv_free_tokens and not short):
-            return False
-        self._preempt(holder)
-        return True
 
     def _lookup(self, rid: str, role: str) -> int:
         i = self.index.get(rid)
@@ -591,52 +583,44 @@ class _Run:
             )
         return found, chunks
 
-    def _fit_kv(self, indices: list[int], chunks: list[int]) -> tuple[list[int], list[int], bool]:
-        """Make the batch's new blocks fit: cut the prefill chunks that overshoot (blocks are
-        not shared, so a plan within kv_free_tokens may still round past the free blocks), and
-        if the decodes alone do not fit, preempt the newest KV holder (vLLM) and try again."""
-        changed = False
-        while indices:
-            excess = self.kv.needed_total(indices, chunks) - self.kv.free_blocks
-            if excess <= 0:
+    def _fit_kv(
+        self, indices: list[int], chunks: list[int]
+    ) -> tuple[list[int], list[int], bool, bool]:
+        """Make the batch fit the cache: first the new blocks of the requests that hold some
+        (decodes; an admitted prefill needs none), preempting the newest holder (vLLM) until
+        they fit; then, in plan order, admit each waiting request whose whole prompt fits in
+        what is left and drop the others. Returns the batch, whether it lost any allocation,
+        and whether anything was preempted."""
+        kv = self.kv
+        blocks = kv.block_list
+        preempted = False
+        while True:
+            holding = [j for j, i in enumerate(indices) if blocks[i]]
+            grow = kv.needed([indices[j] for j in holding], [chunks[j] for j in holding])
+            if grow <= kv.free_blocks:
                 break
-            indices, chunks, excess = self._trim_prefills(indices, chunks, excess)
-            changed = True
-            if excess <= 0:
-                break
-            victim = self.kv.newest_holder(self.live)
+            victim = kv.newest_holder(self.live)
             if victim is None:
                 raise RuntimeError("kv cache: a batch needs blocks but no request holds any")
             self._preempt(victim)
+            preempted = True
             kept = [(i, c) for i, c in zip(indices, chunks, strict=True) if i != victim]
             indices, chunks = [i for i, _ in kept], [c for _, c in kept]
-        return indices, chunks, changed
-
-    def _trim_prefills(
-        self, indices: list[int], chunks: list[int], excess: int
-    ) -> tuple[list[int], list[int], int]:
-        """Cut prefill chunks, last allocation first, until `excess` blocks are saved."""
-        chunks = list(chunks)
-        block = self.kv.block
-        keep = [True] * len(indices)
-        for j in range(len(indices) - 1, -1, -1):
-            if excess <= 0:
-                break
-            i = indices[j]
-            if self.prefilled[i] == self.prompt[i]:
-                continue
-            held, written = self.kv.block_list[i], self.kv.token_list[i]
-            need = -(-(written + chunks[j]) // block) - held
-            kept_blocks = max(0, need - excess)
-            excess -= need - kept_blocks
-            room = (held + kept_blocks) * block - written
-            if room <= 0:
-                keep[j] = False
-            else:
-                chunks[j] = min(chunks[j], room)
-        kept_indices = [i for i, k in zip(indices, keep, strict=True) if k]
-        kept_chunks = [c for c, k in zip(chunks, keep, strict=True) if k]
-        return kept_indices, kept_chunks, excess
+        if len(holding) == len(indices):
+            return indices, chunks, preempted, preempted
+        free = kv.free_blocks - grow
+        prompt, block = self.prompt, kv.block
+        admitted: list[tuple[int, int]] = []
+        for i, c in zip(indices, chunks, strict=True):
+            if not blocks[i]:
+                need = -(-prompt[i] // block)
+                if need > free:
+                    continue
+                free -= need
+                kv.admit(i, prompt[i])
+            admitted.append((i, c))
+        dropped = preempted or len(admitted) < len(indices)
+        return [i for i, _ in admitted], [c for _, c in admitted], dropped, preempted
 
     def _execute(self, indices: list[int], chunks: list[int]) -> float:
         """Run the batch on the hardware; advance the clock by its noisy latency."""

@@ -108,11 +108,7 @@ class EngineMachine(RuleBasedStateMachine):
 
 
 TestConservation = EngineMachine.TestCase
-# Derandomized: some small-KV workloads drive the engine into a preempt/re-prefill cycle
-# (a known livelock of the recompute policy, to be fixed); a random seed could then hang CI.
 TestConservation.settings = settings(
-    derandomize=True,
-    database=None,
     max_examples=100,
     stateful_step_count=25,
     deadline=None,

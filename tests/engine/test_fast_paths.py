@@ -85,8 +85,7 @@ def test_certain_misses_equal_their_definition(closed_form: bool) -> None:
 
     def checked_step(pstate: Any, budget: int) -> tuple[Any, bool]:
         checks.append((run._certain_misses(), _certain_misses_by_arrays(run)))
-        decoding = [i for i in run.live if run.prefilled[i] == run.prompt[i]]
-        assert run._kv_free_tokens() == run.kv.free_tokens(np.array(decoding, dtype=np.int64))
+        _check_snapshot_definition(run)
         return step(pstate, budget)
 
     run._step = checked_step  # type: ignore[method-assign]
@@ -95,6 +94,42 @@ def test_certain_misses_equal_their_definition(closed_form: bool) -> None:
     assert all(fast == slow for fast, slow in checks)
     assert max(fast for fast, _ in checks) > 0
     assert run.log.late_count == int(np.count_nonzero(run.log.max_lateness > 0.0))
+
+
+def _check_snapshot_definition(run: _Run) -> None:
+    """The snapshot shows the admitted requests and the waiting ones whose whole prompt fits
+    in the free blocks, and kv_free_tokens is `KVCache.free_tokens` of the live requests."""
+    kv = run.kv
+    fits = [i for i in run.live if kv.block_list[i] or -(-run.prompt[i] // 16) <= kv.free_blocks]
+    state = run.snapshot()
+    assert [r.id for r in state.requests] == [run.ids[i] for i in fits]
+    assert state.kv_free_tokens == kv.free_tokens(np.array(run.live, dtype=np.int64))
+
+
+@pytest.mark.parametrize("kv", [9000, 12000])
+def test_snapshots_under_memory_pressure_follow_their_definition(kv: int) -> None:
+    workload = make_workload("mixed-v1", 60, Poisson(4.0), 5)
+    run = _Run(
+        _policy("sarathi"),
+        workload,
+        hardware(*HARDWARE[0]),
+        5,
+        EngineOptions(strict=True, kv_capacity_tokens=kv),
+        None,
+    )
+    step = run._step
+    hidden = [0]
+
+    def checked_step(pstate: Any, budget: int) -> tuple[Any, bool]:
+        _check_snapshot_definition(run)
+        hidden[0] += len(run.live) - len(run.snapshot().requests)
+        return step(pstate, budget)
+
+    run._step = checked_step  # type: ignore[method-assign]
+    out = run.run(None)
+    assert not out.stalled
+    assert hidden[0] > 0, "no waiting request was ever held back: the test shows nothing"
+    assert int(run.log.preemptions.sum()) > 0
 
 
 def test_normals_are_the_generators_single_draws_in_order() -> None:

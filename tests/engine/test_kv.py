@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -41,3 +42,33 @@ def test_free_tokens_counts_free_blocks_and_decode_room() -> None:
     kv.release(0)
     kv.release(1)
     assert kv.used_blocks == 0
+
+
+@given(st.integers(1, 200), st.lists(st.integers(1, 64), min_size=1, max_size=8))
+def test_an_admitted_prefill_writes_its_prompt_within_its_reservation(
+    prompt: int, chunks: list[int]
+) -> None:
+    kv = KVCache(400 * 16, 16, 1)
+    kv.admit(0, prompt)
+    reserved = -(-prompt // 16)
+    assert kv.used_blocks == reserved
+    written = 0
+    for c in chunks:
+        c = min(c, prompt - written)
+        if c == 0:
+            break
+        assert kv.needed([0], [c]) == 0
+        assert kv.free_tokens([0]) == kv.free_blocks * 16 + prompt - written
+        kv.write([0], [c])
+        written += c
+        assert kv.used_blocks == reserved
+    kv.release(0)
+    assert kv.used_blocks == 0
+    assert kv.free_tokens([0]) == kv.capacity_tokens
+
+
+def test_admission_refuses_a_prompt_that_does_not_fit() -> None:
+    kv = KVCache(64, 16, 2)
+    kv.admit(0, 40)
+    with pytest.raises(RuntimeError, match="does not fit"):
+        kv.admit(1, 17)

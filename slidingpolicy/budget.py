@@ -95,6 +95,8 @@ def _within_piece(fill: Fill, k: int, start: int, hi: int, target: float) -> int
 def fill_budget(fill: Fill, target: float, limit: int) -> int:
     """The largest b ≤ limit with T̂(decodes + greedy fill of b tokens) ≤ target, else 0."""
     limit = min(limit, fill.total)
+    if fill.prefix(limit) <= target:
+        return max(limit, 0)
     segments, prefill = _segments(fill, limit)
     best = -1
     for lo, hi in reversed(segments):

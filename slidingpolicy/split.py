@@ -67,10 +67,10 @@ def exact_split(fill: Fill, budget_sum: int, cap: int, deadline: float) -> int:
         now = fill.first(k)
         then, whole = fill.following(k, budget_sum)
         top = _feasible_top(fill, k, now, max(2, c_lo), c_hi, deadline)
-        if c_lo == 1 and fill.prefix(cum[k] + 1) <= deadline:
+        if c_lo == 1 and (one := fill.prefix(cum[k] + 1)) <= deadline:
             left = whole - 1
             then_cost = then(left) if left >= 2 else fill.price(cum[k] + 1, budget_sum, 1)
-            consider(cum[k] + 1, fill.prefix(cum[k] + 1) + then_cost)
+            consider(cum[k] + 1, one + then_cost)
         for c in (whole - 1, whole):
             if max(2, c_lo) <= c <= top:
                 consider(cum[k] + c, now(c) + fill.price(cum[k] + c, budget_sum, 1))

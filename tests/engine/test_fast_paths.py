@@ -5,27 +5,21 @@ from __future__ import annotations
 import math
 from typing import Any
 
-import attrs
 import numpy as np
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
 
 from slidingpolicy.engine import EngineOptions, simulate
 from slidingpolicy.engine.simulator import (
-    RECORD_FIELDS,
     RUN_CHUNK,
     RUN_SCALAR,
     Normals,
     _Run,
-    build_record,
     engine_rng,
 )
 from slidingpolicy.hardware.roofline import noisy
 from slidingpolicy.plan import BatchPlan
 from slidingpolicy.policies import by_name
 from slidingpolicy.predictor.profiling import default_predictor
-from slidingpolicy.request import Request
 from slidingpolicy.state import SchedulerState
 from slidingpolicy.workloads import Poisson, make_workload
 from tests.engine.conftest import HARDWARE, Fcfs, hardware
@@ -179,32 +173,3 @@ def test_run_times_equal_stepping_wherever_the_arrival_falls(crossing: int | Non
         assert run._run_times(decodes, context, steps, at) == _stepped_run(
             run, decodes, context, steps, at
         )
-
-
-def test_the_record_builder_knows_the_records_fields() -> None:
-    assert tuple(f.name for f in attrs.fields(Request)) == RECORD_FIELDS
-    assert build_record is not Request.unchecked
-
-
-@given(
-    st.text(min_size=1, max_size=8),
-    st.floats(0.0, 1e6),
-    st.integers(1, 10**6),
-    st.data(),
-    st.floats(1e-3, 100.0),
-    st.floats(1e-3, 1.0),
-)
-def test_the_record_builder_equals_request_unchecked_field_by_field(
-    rid: str, arrival: float, prompt: int, data: st.DataObject, ttft: float, tbt: float
-) -> None:
-    prefilled = data.draw(st.integers(0, prompt))
-    generated = data.draw(st.integers(1 if prefilled == prompt else 0, 10**5))
-    args = (rid, arrival, prompt, prefilled, generated, ttft, tbt)
-    fast, reference = build_record(*args), Request.unchecked(*args)
-    assert type(fast) is Request
-    for name in RECORD_FIELDS:
-        assert getattr(fast, name) == getattr(reference, name), name
-        assert type(getattr(fast, name)) is type(getattr(reference, name)), name
-    assert fast == reference
-    assert repr(fast) == repr(reference)
-    assert hash(fast) == hash(reference)

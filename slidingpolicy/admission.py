@@ -49,10 +49,9 @@ def allocations(
     decodes: Sequence[Request], prefills: Sequence[tuple[Request, int]]
 ) -> tuple[Allocation, ...]:
     """One token per decode (invariant 2), then each prefill's chunk."""
-    return (
-        *(Allocation(d.id, 1) for d in decodes),
-        *(Allocation(r.id, tokens) for r, tokens in prefills if tokens > 0),
-    )
+    batch = [Allocation(d.id, 1) for d in decodes]
+    batch += [Allocation(r.id, tokens) for r, tokens in prefills if tokens > 0]
+    return tuple(batch)
 
 
 def greedy_allocations(

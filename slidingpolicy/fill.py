@@ -85,6 +85,7 @@ class Fill:
     __slots__ = (
         "_arrays",
         "_coef",
+        "_prefix",
         "_rows",
         "context",
         "cum",
@@ -108,12 +109,21 @@ class Fill:
         remaining: Sequence[int],
         contexts: Sequence[int],
     ) -> None:
-        self._start(predictor.coefficients, len(decode_contexts), sum(decode_contexts))
+        self._start(
+            predictor.coefficients, predictor.rows, len(decode_contexts), sum(decode_contexts)
+        )
         self._lay(remaining, contexts)
 
-    def _start(self, coef: FloatArray, num_decode: int, decode_context: int) -> None:
+    def _start(
+        self,
+        coef: FloatArray,
+        rows: tuple[tuple[float, ...], ...],
+        num_decode: int,
+        decode_context: int,
+    ) -> None:
         self._coef = coef
-        self._rows: list[list[float]] = coef.tolist()
+        self._rows = rows
+        self._prefix: dict[int, float] = {}
         self._arrays: tuple[dict[str, IntArray], IntArray, IntArray] | None = None
         self.num_decode = num_decode
         self.decode_context = decode_context
@@ -169,7 +179,8 @@ class Fill:
         prices a longer fill, and a long queue then costs nothing.
         """
         fill = cls.__new__(cls)
-        fill._start(predictor.coefficients, len(decodes), sum(d.context_tokens for d in decodes))
+        context = sum(d.context_tokens for d in decodes)
+        fill._start(predictor.coefficients, predictor.rows, len(decodes), context)
         fill._lay_queue(queue, reach)
         return fill
 
@@ -188,7 +199,7 @@ class Fill:
     def requeue(self, queue: Sequence[Request]) -> Fill:
         """The fill of another queue beside the same decodes."""
         other = Fill.__new__(Fill)
-        other._start(self._coef, self.num_decode, self.decode_context)
+        other._start(self._coef, self._rows, self.num_decode, self.decode_context)
         other._lay_queue(queue, None)
         return other
 
@@ -286,12 +297,16 @@ class Fill:
 
     def prefix(self, b: int) -> float:
         """T̂ of the decodes plus a greedy fill of b tokens: the requests before the piece of
-        b whole (prefix sums) and its request's chunk (eq. 4–6)."""
+        b whole (prefix sums) and its request's chunk (eq. 4–6). Remembered per b: a plan
+        asks for the same few fills several times."""
+        known = self._prefix.get(b)
+        if known is not None:
+            return known
         context = self.decode_context
         if b <= 0:
             return self._with_chunks(0, 0, context, self.num_decode, context, 0, 0, ())
         k = bisect_left(self.cum, b) - 1
-        return self._with_chunks(
+        price = self._with_chunks(
             self.p1[k],
             self.p2[k],
             context + self.pu[k],
@@ -301,6 +316,8 @@ class Fill:
             self.peak[k],
             ((b - self.cum[k], self.context[k]),),
         )
+        self._prefix[b] = price
+        return price
 
     def first(self, k: int) -> Piece:
         """T̂ of the fill that ends with a chunk c ≥ 2 of request k, as a function of c."""

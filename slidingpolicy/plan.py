@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import attrs
 
 from slidingpolicy import _validate
@@ -64,6 +66,10 @@ class BatchPlan:
     deferred: tuple[str, ...] = ()
 
     def __attrs_post_init__(self) -> None:
+        budget, latency = self.prefill_budget, self.predicted_latency
+        valid_budget = type(budget) is int and budget >= 0
+        if valid_budget and type(latency) is float and 0.0 <= latency < math.inf:
+            return
         record = "batch plan"
         _validate.integer(record, "prefill_budget", self.prefill_budget, 0)
         _validate.non_negative(record, "predicted_latency", self.predicted_latency)

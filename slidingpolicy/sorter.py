@@ -50,9 +50,12 @@ def order_candidates(
     candidates: Iterable[Request], now: float, throughput: float, config: SlidingConfig
 ) -> list[Request]:
     """The waiting and prefilling requests in the order `config.order` asks for (eq. 16)."""
+    queue = list(candidates)
+    if len(queue) < 2:
+        return queue
     if config.order == "edf":
-        return sorted(candidates, key=edf_key)
-    return sorted(candidates, key=lambda r: mlps_key(r, now, throughput, config))
+        return sorted(queue, key=edf_key)
+    return sorted(queue, key=lambda r: mlps_key(r, now, throughput, config))
 
 
 def sort_candidates(

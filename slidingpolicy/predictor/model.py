@@ -71,11 +71,14 @@ class LatencyPredictor:
     fallback: LinearModel
     source: str = ""
     coefficients: FloatArray = attrs.field(init=False, repr=False, eq=False)
+    """Rows DECODE, PREFILL, MIXED of (intercept, w1..w7), read-only."""
+    rows: tuple[tuple[float, ...], ...] = attrs.field(init=False, repr=False, eq=False)
+    """`coefficients` as Python floats (what scalar pricing reads)."""
 
     def __attrs_post_init__(self) -> None:
-        object.__setattr__(
-            self, "coefficients", _coefficients((self.decode, self.prefill, self.mixed))
-        )
+        table = _coefficients((self.decode, self.prefill, self.mixed))
+        object.__setattr__(self, "coefficients", table)
+        object.__setattr__(self, "rows", tuple(tuple(row) for row in table.tolist()))
 
     @property
     def models(self) -> tuple[LinearModel, LinearModel, LinearModel]:

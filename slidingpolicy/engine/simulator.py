@@ -293,7 +293,6 @@ class _Run:
         self.output_tokens: list[int] = columns.output.tolist()
         self.log = TokenLog(columns)
         self.generated = self.log.counts
-        self._was_prefill: list[bool] = []
         self.records: list[Request | None] = [None] * n
         self.live: list[int] = []
         self.not_decoding = 0
@@ -316,16 +315,15 @@ class _Run:
     # --- records -------------------------------------------------------------------------
 
     def _record(self, i: int) -> Request:
-        base = self.base[i]
-        ttft = self.ttft[i] + base * self.tbt[i] if base else self.ttft[i]
+        base, tbt = self.base[i], self.tbt[i]
         return Request.unchecked(
             self.ids[i],
             self.arrival[i],
             self.prompt[i],
             self.prefilled[i],
             self.generated[i] - base,
-            ttft,
-            self.tbt[i],
+            self.ttft[i] + base * tbt if base else self.ttft[i],
+            tbt,
         )
 
     def _admit_arrivals(self) -> None:
@@ -468,8 +466,7 @@ class _Run:
                     Allocation(ids[i], c) for i, c in zip(indices, chunks, strict=True)
                 ),
             )
-        latency = self._execute(indices, chunks)
-        prefill_tokens = sum(c for c, p in zip(chunks, self._was_prefill, strict=True) if p)
+        latency, was_prefill, prefill_tokens = self._execute(indices, chunks)
         if prefill_tokens:
             error = plan.predicted_latency - latency
             self.pred_abs += abs(error)
@@ -478,7 +475,7 @@ class _Run:
             memory = self.options.throughput_memory
             rate = prefill_tokens / latency
             self.throughput = memory * self.throughput + (1.0 - memory) * rate
-        self._apply(indices, chunks)
+        self._apply(indices, chunks, was_prefill)
         pstate = self.policy.observe(pstate, state, executed, latency)
         return pstate, True
 
@@ -566,16 +563,21 @@ class _Run:
         dropped = preempted or len(admitted) < len(indices)
         return [i for i, _ in admitted], [c for _, c in admitted], dropped, preempted
 
-    def _execute(self, indices: list[int], chunks: list[int]) -> float:
-        """Run the batch on the hardware; advance the clock by its noisy latency."""
+    def _execute(self, indices: list[int], chunks: list[int]) -> tuple[float, list[bool], int]:
+        """Run the batch on the hardware; advance the clock by its noisy latency. Returns the
+        latency, which allocations were prefill chunks, and their tokens."""
         prefilled, prompt, generated, base = self.prefilled, self.prompt, self.generated, self.base
         contexts: list[int] = []
         was_prefill: list[bool] = []
-        for i in indices:
+        prefill_tokens = 0
+        for i, c in zip(indices, chunks, strict=True):
             done = prefilled[i]
             contexts.append(done + generated[i] - base[i])
-            was_prefill.append(done < prompt[i])
-        self._was_prefill = was_prefill
+            if done < prompt[i]:
+                was_prefill.append(True)
+                prefill_tokens += c
+            else:
+                was_prefill.append(False)
         self.kv.write(indices, chunks)
         if self._latency_of is not None:
             base_latency = self._latency_of(chunks, contexts)
@@ -586,14 +588,14 @@ class _Run:
         latency = base_latency * math.exp(self.sigma * self.normals.take())
         self.now += latency
         self.iterations += 1
-        return latency
+        return latency, was_prefill, prefill_tokens
 
-    def _apply(self, indices: list[int], chunks: list[int]) -> None:
+    def _apply(self, indices: list[int], chunks: list[int], was_prefill: list[bool]) -> None:
         """Move prefills on, produce the tokens, retire the finished requests."""
         prefilled, prompt = self.prefilled, self.prompt
         producing: list[int] = []
-        for i, c, was_prefill in zip(indices, chunks, self._was_prefill, strict=True):
-            if was_prefill:
+        for i, c, prefill in zip(indices, chunks, was_prefill, strict=True):
+            if prefill:
                 prefilled[i] += c
                 if prefilled[i] == prompt[i]:
                     producing.append(i)
@@ -617,9 +619,10 @@ class _Run:
                 finished = True
         if finished:
             self.live = [i for i in self.live if records[i] is not None]
+        refresh = self._record
         for i in indices:
             if records[i] is not None:
-                records[i] = self._record(i)
+                records[i] = refresh(i)
 
     def _preempt(self, i: int) -> None:
         """Free request i's KV and send it back to wait, to recompute what it has (module doc)."""

@@ -1,0 +1,177 @@
+"""What the commands share: option types, input errors, and the checks and parsers of input."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from slidingpolicy.errors import SlidingPolicyError
+
+EXIT_BAD_INPUT = 2
+
+
+class CliError(SlidingPolicyError):
+    """A bad command-line argument the parser could not catch."""
+
+
+GpuOpt = Annotated[
+    str,
+    typer.Option("--hardware", help="GPU: rtx3090, a100-80g or h100.", rich_help_panel="Hardware"),
+]
+ModelOpt = Annotated[
+    str, typer.Option("--model", help="Model: qwen2.5-7b or llama3-8b.", rich_help_panel="Hardware")
+]
+TpOpt = Annotated[
+    int, typer.Option("--tp", help="Tensor-parallel GPUs.", rich_help_panel="Hardware")
+]
+ProfileOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--profile",
+        help="Measured per-operator timings (Vidur profiling CSV) to use instead of the roofline.",
+        rich_help_panel="Hardware",
+    ),
+]
+WorkloadOpt = Annotated[
+    str,
+    typer.Option(
+        "--workload",
+        help="Synthetic workload: sharegpt, arxiv, mixed-v1 (3:1) or mixed-v2 (5:1).",
+        rich_help_panel="Workload",
+    ),
+]
+TraceOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--trace",
+        help="Trace CSV (Vidur/Sarathi or Azure format) instead of --workload.",
+        rich_help_panel="Workload",
+    ),
+]
+RequestsOpt = Annotated[
+    int, typer.Option("--requests", "-n", help="Requests per run.", rich_help_panel="Workload")
+]
+SeedOpt = Annotated[
+    int,
+    typer.Option("--seed", help="Seed of lengths, arrivals and noise.", rich_help_panel="Workload"),
+]
+SloScaleOpt = Annotated[
+    float,
+    typer.Option("--slo-scale", help="Multiply every SLO by this.", rich_help_panel="Workload"),
+]
+TiersOpt = Annotated[
+    bool,
+    typer.Option(
+        "--slo-tiers",
+        help="QoServe's three SLO tiers instead of per-data-set SLOs.",
+        rich_help_panel="Workload",
+    ),
+]
+OutOpt = Annotated[Path, typer.Option("--out", "-o", help="Folder for JSON, CSV and PNG results.")]
+WorkersOpt = Annotated[
+    int | None, typer.Option("--workers", help="Processes to use (default: one per CPU).")
+]
+StrictOpt = Annotated[
+    bool,
+    typer.Option("--strict", help="Check every plan against the invariants; stop on a violation."),
+]
+PredictorOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--predictor", help="Latency predictor JSON (default: the hardware's packaged one)."
+    ),
+]
+PoliciesOpt = Annotated[
+    str, typer.Option("--policy", "-p", help="Comma-separated policy names, or 'all'.")
+]
+
+
+def check_known(kind: str, name: str, known: Sequence[str]) -> None:
+    """Raise UnknownNameError, which lists the known names, when `name` is not one of them."""
+    if name not in known:
+        from slidingpolicy.errors import UnknownNameError
+
+        raise UnknownNameError(kind, name, tuple(known))
+
+
+def run_spec(
+    policy: str,
+    gpu: str,
+    model: str,
+    tp: int,
+    profile: Path | None,
+    workload: str,
+    trace: Path | None,
+    requests: int,
+    seed: int,
+    slo_scale: float,
+    slo_tiers: bool,
+    strict: bool = False,
+    predictor: Path | None = None,
+    rate: float | None = 1.0,
+) -> Any:
+    """A checked RunSpec: every name resolved and the workload built once here, so that bad
+    input fails with one line before any worker starts."""
+    from slidingpolicy.engine import EngineOptions, HardwareSpec, RunSpec, WorkloadSpec
+    from slidingpolicy.policies import by_name, names
+    from slidingpolicy.workloads import Poisson, TraceTimes, workload_names
+
+    check_known("policy", policy, names())
+    if trace is None:
+        check_known("workload", workload, workload_names())
+    if requests < 1:
+        raise CliError(f"--requests={requests} must be >= 1")
+    if profile is not None and not profile.is_file():
+        raise CliError(f"--profile {profile}: no such file")
+    hardware = HardwareSpec(gpu, model, tp, None if profile is None else str(profile))
+    hardware.build()
+    arrivals: Any = None
+    if rate is not None:
+        if not (math.isfinite(rate) and rate > 0):
+            raise CliError(f"--rate={rate} must be a finite rate > 0 (requests per second)")
+        arrivals = Poisson(rate) if trace is None else TraceTimes(rate)
+    elif trace is None:
+        raise CliError("a synthetic workload needs --rate")
+    spec = RunSpec(
+        policy=policy,
+        hardware=hardware,
+        workload=WorkloadSpec(
+            workload, requests, None if trace is None else str(trace), slo_scale, slo_tiers
+        ),
+        arrivals=arrivals,
+        seed=seed,
+        options=EngineOptions(strict=strict),
+        predictor=None if predictor is None else str(predictor),
+    )
+    from slidingpolicy.engine.sweep import predictor_of
+
+    by_name(policy, predictor_of(spec))
+    spec.workload.build(arrivals, seed)
+    return spec
+
+
+def parse_policies(value: str) -> list[str]:
+    """The policies of a --policy value: comma-separated names, or 'all'."""
+    from slidingpolicy.policies import names
+
+    chosen = list(names()) if value == "all" else [p.strip() for p in value.split(",") if p.strip()]
+    for p in chosen:
+        check_known("policy", p, names())
+    return chosen
+
+
+def parse_rates(value: str) -> list[float]:
+    """The rates of a --rates value: comma-separated finite numbers > 0."""
+    try:
+        rates = [float(r) for r in value.split(",") if r.strip()]
+    except ValueError:
+        raise CliError(
+            f"--rates {value!r}: expected comma-separated numbers, e.g. 0.5,1,2"
+        ) from None
+    if not rates or any(not (math.isfinite(r) and r > 0) for r in rates):
+        raise CliError(f"--rates {value!r}: every rate must be a finite number > 0")
+    return rates

@@ -1,0 +1,77 @@
+"""`slidingpolicy sweep`: policies at several request rates, attainment per (policy, rate)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from slidingpolicy.cli.options import (
+    GpuOpt,
+    ModelOpt,
+    OutOpt,
+    PoliciesOpt,
+    ProfileOpt,
+    RequestsOpt,
+    SeedOpt,
+    SloScaleOpt,
+    TiersOpt,
+    TpOpt,
+    WorkersOpt,
+    WorkloadOpt,
+    parse_policies,
+    parse_rates,
+    run_spec,
+)
+from slidingpolicy.cli.output import console, pct, progress
+
+
+def sweep_command(
+    policy: PoliciesOpt = "all",
+    rates: Annotated[
+        str, typer.Option("--rates", help="Comma-separated Poisson rates (req/s).")
+    ] = "0.5,1,1.5,2",
+    gpu: GpuOpt = "rtx3090",
+    model: ModelOpt = "qwen2.5-7b",
+    tp: TpOpt = 2,
+    profile: ProfileOpt = None,
+    workload: WorkloadOpt = "mixed-v1",
+    requests: RequestsOpt = 200,
+    seed: SeedOpt = 0,
+    slo_scale: SloScaleOpt = 1.0,
+    slo_tiers: TiersOpt = False,
+    workers: WorkersOpt = None,
+    out: OutOpt = Path("results/sweep"),
+) -> None:
+    """Run policies at several request rates; attainment and tail latency per (policy, rate)."""
+    from slidingpolicy.engine.plots import plot_sweep
+    from slidingpolicy.engine.results import (
+        runs_document,
+        sweep_rows,
+        timings_document,
+        write_csv,
+        write_json,
+    )
+    from slidingpolicy.engine.sweep import sweep
+
+    chosen = parse_policies(policy)
+    rate_list = parse_rates(rates)
+    base = run_spec(
+        chosen[0], gpu, model, tp, profile, workload, None, requests, seed, slo_scale, slo_tiers
+    )
+    with progress("sweep", len(chosen) * len(rate_list)) as advance:
+        runs = sweep(base, chosen, rate_list, workers, on_done=lambda _: advance(1))
+    write_json(out / "results.json", runs_document(runs))
+    write_json(out / "timings.json", timings_document(runs))
+    write_csv(out / "sweep.csv", sweep_rows(runs))
+    plot_sweep(runs, out / "sweep.png", f"{workload}, {requests} requests per run")
+    table = Table(title=f"SLO attainment on {workload}")
+    table.add_column("policy", no_wrap=True)
+    for r in rate_list:
+        table.add_column(f"{r:g}/s", justify="right")
+    for p in chosen:
+        table.add_row(p, *(pct(r.metrics.attainment) for r in runs if r.spec.policy == p))
+    console.print(table)
+    console.print(f"results in {out}/")

@@ -273,6 +273,9 @@ class _Run:
         self.index = {rid: i for i, rid in enumerate(self.ids)}
         self.arrival = columns.arrival.tolist()
         self.ttft = columns.ttft.tolist()
+        self.admitted_ttft = list(self.ttft)
+        """The TTFT SLO of each request's current admission: L_ttft + g·L_tbt after a recompute
+        of g tokens, so that its deadline stays eq. 1's deadline of token g + 1."""
         self.tbt = columns.tbt.tolist()
         self.output = columns.output
         capacity = options.kv_capacity_tokens or hardware.kv_capacity_tokens
@@ -314,22 +317,22 @@ class _Run:
 
     # --- records -------------------------------------------------------------------------
 
-    def _record(self, i: int) -> Request:
-        base, tbt = self.base[i], self.tbt[i]
-        return Request.unchecked(
-            self.ids[i],
-            self.arrival[i],
-            self.prompt[i],
-            self.prefilled[i],
-            self.generated[i] - base,
-            self.ttft[i] + base * tbt if base else self.ttft[i],
-            tbt,
-        )
+    def _refresh(self, indices: list[int]) -> None:
+        """(Re)build the records of live requests `indices` from the columns, in the terms of
+        their current admission (after a recompute, `generated` counts from it and `ttft_slo`
+        makes the deadline that of its next token, module doc)."""
+        records, ids, arrival, prompt = self.records, self.ids, self.arrival, self.prompt
+        prefilled, generated, base = self.prefilled, self.generated, self.base
+        ttft, tbt, build = self.admitted_ttft, self.tbt, Request.unchecked
+        for i in indices:
+            records[i] = build(
+                ids[i], arrival[i], prompt[i], prefilled[i], generated[i] - base[i], ttft[i], tbt[i]
+            )
 
     def _admit_arrivals(self) -> None:
         while self.next_arrival < self.n and self.arrival[self.next_arrival] <= self.now:
             i = self.next_arrival
-            self.records[i] = self._record(i)
+            self._refresh([i])
             self.live.append(i)
             self.not_decoding += 1
             self.next_arrival += 1
@@ -611,18 +614,16 @@ class _Run:
 
     def _retire_and_refresh(self, indices: list[int]) -> None:
         generated, output, records = self.generated, self.output_tokens, self.records
-        finished = False
+        going: list[int] = []
         for i in indices:
             if generated[i] == output[i]:
                 self.kv.release(i)
                 records[i] = None
-                finished = True
-        if finished:
+            else:
+                going.append(i)
+        if len(going) < len(indices):
             self.live = [i for i in self.live if records[i] is not None]
-        refresh = self._record
-        for i in indices:
-            if records[i] is not None:
-                records[i] = refresh(i)
+        self._refresh(going)
 
     def _preempt(self, i: int) -> None:
         """Free request i's KV and send it back to wait, to recompute what it has (module doc)."""
@@ -632,10 +633,11 @@ class _Run:
         generated = self.generated[i]
         self.base[i] = generated
         self.prompt[i] = int(self.columns.prompt[i]) + generated
+        self.admitted_ttft[i] = self.ttft[i] + generated * self.tbt[i]
         self.prefilled[i] = 0
         if decoding:
             self.not_decoding += 1
-        self.records[i] = self._record(i)
+        self._refresh([i])
 
     # --- closed form ---------------------------------------------------------------------
 

@@ -6,6 +6,9 @@ SLOs (ShareGPT 3 s / 100 ms), the default predictor (qwen2.5-7b, 2× rtx3090). T
 states give every candidate ample TTFT slack; the constructor states put a quarter of the
 candidates, with 20–300 prompt tokens left, 0.1–0.3 s from their TTFT deadline, so that
 the violation check routes to BatchConstructor.
+A second table times the same policies on states an engine run really met: every 10th
+snapshot of slidingserve serving the arXiv anchor's setup (llama3-8b on one A100, 1 req/s;
+`--run-requests` requests), where most states hold a few decodes and one candidate.
 Prints p50 and p99 over many repetitions per state, and the paths the plans took; run
 `python bench/decision.py` (`--policy NAME`, repeatable, to time only some).
 """
@@ -20,9 +23,12 @@ from functools import partial
 import numpy as np
 
 from slidingpolicy import Request, SchedulerState
+from slidingpolicy.engine import EngineOptions, simulate
+from slidingpolicy.hardware import build_hardware
 from slidingpolicy.plan import BatchPlan
 from slidingpolicy.policies import by_name, names
 from slidingpolicy.predictor.profiling import default_predictor
+from slidingpolicy.workloads import Poisson, make_workload
 from slidingpolicy.workloads.distributions import ARXIV, SHAREGPT
 
 NOW = 1000.0
@@ -61,6 +67,20 @@ def make_state(
     return SchedulerState(NOW, tuple(requests), prefill_throughput=8000.0)
 
 
+def run_states(requests: int) -> list[SchedulerState]:
+    """Every 10th state slidingserve met serving arXiv at 1 req/s on llama3-8b / one A100."""
+    hardware = ("a100-80g", "llama3-8b", 1)
+    policy = by_name("slidingserve", default_predictor(*hardware))
+    workload = make_workload("arxiv", requests, Poisson(1.0), 0)
+    met: list[SchedulerState] = []
+
+    def keep(state: SchedulerState, plan: BatchPlan, budget: int) -> None:
+        met.append(state)
+
+    simulate(policy, workload, build_hardware(*hardware), 0, EngineOptions(), on_plan=keep)
+    return met[::10]
+
+
 def measure(plan: Callable[[], tuple[BatchPlan, object]], repeats: int) -> list[float]:
     """Wall times (seconds) of `repeats` calls."""
     times = []
@@ -83,6 +103,9 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=50, help="calls per state")
     parser.add_argument(
         "--policy", action="append", choices=names(), help="time only these (default: all)"
+    )
+    parser.add_argument(
+        "--run-requests", type=int, default=1000, help="requests of the engine run (0: skip)"
     )
     args = parser.parse_args()
     predictor = default_predictor()
@@ -118,6 +141,29 @@ def main() -> None:
                 f"{policy.name:20s} {label:12s} {decodes:7d} {candidates:5d} "
                 f"{percentile(times, 50) * 1e6:8.0f} {percentile(times, 99) * 1e6:8.0f}  {seen}"
             )
+    if args.run_requests > 0:
+        time_run_states(args.policy or list(names()), run_states(args.run_requests))
+
+
+def time_run_states(chosen: Sequence[str], states: Sequence[SchedulerState]) -> None:
+    """The second table: each policy (with the A100 predictor) on the engine run's states."""
+    predictor = default_predictor("a100-80g", "llama3-8b", 1)
+    print(f"\nstates from an engine run: {len(states)} (slidingserve, arXiv anchor setup)")
+    print(f"{'policy':20s} {'p50 µs':>8s} {'p99 µs':>8s}  paths")
+    for name in chosen:
+        policy = by_name(name, predictor)
+        pstate = policy.init()
+        times: list[float] = []
+        paths: dict[str, int] = {}
+        for state in states:
+            chosen_plan, _ = policy.plan(pstate, state)
+            paths[chosen_plan.path] = paths.get(chosen_plan.path, 0) + 1
+            times += measure(partial(policy.plan, pstate, state), 5)
+        seen = ",".join(f"{k}:{v}" for k, v in sorted(paths.items()))
+        print(
+            f"{name:20s} {percentile(times, 50) * 1e6:8.0f} {percentile(times, 99) * 1e6:8.0f}"
+            f"  {seen}"
+        )
 
 
 if __name__ == "__main__":

@@ -31,6 +31,7 @@ from pathlib import Path
 import attrs
 import numpy as np
 
+from slidingpolicy._arrays import float_read_only
 from slidingpolicy.errors import InvalidRecordError, TraceFormatError, UnknownNameError
 from slidingpolicy.hardware.roofline import (
     FloatArray,
@@ -71,20 +72,14 @@ SHAPE_COLUMNS = {
 }
 
 
-def _read_only(array: FloatArray) -> FloatArray:
-    copy = np.array(array, dtype=np.float64)
-    copy.setflags(write=False)
-    return copy
-
-
 @attrs.frozen(slots=True)
 class ProfiledModel:
     """Measured linear and element-wise time at `num_tokens`; the rest from `roofline`."""
 
     roofline: RooflineModel
     source: str
-    num_tokens: FloatArray = attrs.field(converter=_read_only)
-    dense_seconds: FloatArray = attrs.field(converter=_read_only)
+    num_tokens: FloatArray = attrs.field(converter=float_read_only)
+    dense_seconds: FloatArray = attrs.field(converter=float_read_only)
 
     def __attrs_post_init__(self) -> None:
         record = f"profile {self.source!r}"

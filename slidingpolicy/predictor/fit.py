@@ -13,6 +13,7 @@ import attrs
 import numpy as np
 
 from slidingpolicy import _validate
+from slidingpolicy._arrays import read_only
 from slidingpolicy.errors import InvalidRecordError
 from slidingpolicy.predictor.features import (
     NUM_FEATURES,
@@ -24,11 +25,6 @@ from slidingpolicy.predictor.features import (
 from slidingpolicy.predictor.model import LatencyPredictor, LinearModel
 
 WIDTH = NUM_FEATURES + 1
-
-
-def _frozen(array: FloatArray) -> FloatArray:
-    array.setflags(write=False)
-    return array
 
 
 @attrs.frozen(slots=True)
@@ -45,10 +41,10 @@ class PredictorStats:
         """No observations yet."""
         n = len(SCENARIOS)
         return cls(
-            _frozen(np.zeros((n, WIDTH, WIDTH))),
-            _frozen(np.zeros((n, WIDTH))),
-            _frozen(np.zeros(n)),
-            _frozen(np.zeros(n)),
+            read_only(np.zeros((n, WIDTH, WIDTH))),
+            read_only(np.zeros((n, WIDTH))),
+            read_only(np.zeros(n)),
+            read_only(np.zeros(n)),
         )
 
     def add(
@@ -63,7 +59,7 @@ class PredictorStats:
         moment[scenario] += latency * z
         yy[scenario] += latency * latency
         count[scenario] += 1.0
-        return PredictorStats(_frozen(gram), _frozen(moment), _frozen(yy), _frozen(count))
+        return PredictorStats(read_only(gram), read_only(moment), read_only(yy), read_only(count))
 
     def merged(self) -> tuple[FloatArray, FloatArray, float]:
         """Gram, moment and count of all scenarios together (the global model's data)."""

@@ -10,6 +10,7 @@ import attrs
 import numpy as np
 
 from slidingpolicy import _validate
+from slidingpolicy._arrays import read_only
 from slidingpolicy.errors import InvalidRecordError, PredictorFormatError
 from slidingpolicy.predictor.features import (
     NUM_FEATURES,
@@ -52,9 +53,7 @@ class LinearModel:
 
 
 def _coefficients(models: tuple[LinearModel, ...]) -> FloatArray:
-    table = np.array([[m.intercept, *m.weights] for m in models], dtype=np.float64)
-    table.setflags(write=False)
-    return table
+    return read_only(np.array([[m.intercept, *m.weights] for m in models], dtype=np.float64))
 
 
 @attrs.frozen(slots=True)

@@ -18,6 +18,7 @@ import attrs
 import numpy as np
 from numpy.typing import NDArray
 
+from slidingpolicy._arrays import float_read_only
 from slidingpolicy.errors import InvalidRecordError
 from slidingpolicy.workloads.traces import load_trace
 
@@ -54,12 +55,8 @@ class LengthDistribution:
             raise InvalidRecordError(record, "output_quantiles", f"needs {OUTPUT_BINS} bins")
         for row in self.output_quantiles:
             _table(record, "output_quantiles", row, OUTPUT_LEVELS)
-        prompt = np.array(self.prompt_quantiles, dtype=np.float64)
-        output = np.array(self.output_quantiles, dtype=np.float64)
-        prompt.setflags(write=False)
-        output.setflags(write=False)
-        object.__setattr__(self, "_prompt", prompt)
-        object.__setattr__(self, "_output", output)
+        object.__setattr__(self, "_prompt", float_read_only(self.prompt_quantiles))
+        object.__setattr__(self, "_output", float_read_only(self.output_quantiles))
 
     def sample(self, n: int, rng: np.random.Generator) -> tuple[IntArray, IntArray]:
         """`n` (prompt, output) length pairs, drawn with two uniforms each from `rng`."""

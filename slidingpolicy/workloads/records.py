@@ -8,11 +8,8 @@ import attrs
 import numpy as np
 from numpy.typing import NDArray
 
+from slidingpolicy._arrays import read_only
 from slidingpolicy.errors import InvalidRecordError
-
-
-def _read_only(array: NDArray[np.generic]) -> None:
-    array.setflags(write=False)
 
 
 @attrs.frozen(slots=True)
@@ -90,7 +87,7 @@ class Workload:
             tbt=np.array([r.tbt_slo for r in self.requests], dtype=np.float64),
         )
         for array in (columns.arrival, columns.prompt, columns.output, columns.ttft, columns.tbt):
-            _read_only(array)
+            read_only(array)
         object.__setattr__(self, "_columns", columns)
 
     def __len__(self) -> int:

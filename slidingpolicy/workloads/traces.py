@@ -16,12 +16,12 @@ import csv
 import math
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, TypeVar
 
 import attrs
 import numpy as np
 from numpy.typing import NDArray
 
+from slidingpolicy._arrays import read_only
 from slidingpolicy.errors import TraceFormatError
 
 FORMATS = (
@@ -31,14 +31,6 @@ FORMATS = (
 )
 VIDUR = ("num_prefill_tokens", "num_decode_tokens", "arrived_at")
 AZURE = ("ContextTokens", "GeneratedTokens", "TIMESTAMP")
-
-
-A = TypeVar("A", bound=NDArray[Any])
-
-
-def _read_only(array: A) -> A:
-    array.setflags(write=False)
-    return array
 
 
 @attrs.frozen(slots=True)
@@ -95,12 +87,12 @@ def load_trace(path: Path) -> Trace:
         raise TraceFormatError(f"{path}:2: no requests; {FORMATS}")
     arrivals = None
     if t is not None:
-        arrivals = _read_only(np.array(times, dtype=np.float64) - times[0])
+        arrivals = read_only(np.array(times, dtype=np.float64) - times[0])
     return Trace(
         path=str(path),
         format=kind,
-        prompt_tokens=_read_only(np.array(prompts, dtype=np.int64)),
-        output_tokens=_read_only(np.array(outputs, dtype=np.int64)),
+        prompt_tokens=read_only(np.array(prompts, dtype=np.int64)),
+        output_tokens=read_only(np.array(outputs, dtype=np.int64)),
         arrivals=arrivals,
     )
 

@@ -14,15 +14,20 @@ What we sum, following Vidur's ``ExecutionTime`` (vidur/entities/execution_time.
 - once per iteration: ``emb`` when the file has it (Vidur leaves it out; it is measured, so we
   count it).
 
-We take the median of each operator, average rows that repeat a (num_tokens, tp) pair, and
-make the sum non-decreasing in tokens (running maximum over the grid) so that more tokens never
-take less time. Between grid points we interpolate linearly; past the last one we extend the
-last segment. Attention, the tensor-parallel all-reduces, the LM head and the per-iteration
-overhead come from the roofline model, which also gives the KV capacity.
+We take the median of each operator and average rows that repeat a (num_tokens, tp) pair; the
+sums are kept as measured, dips included (a dip is cuBLAS choosing a faster kernel at that
+size: a real sweet spot, not noise to level). Between grid points time is a step, not a ramp:
+t tokens take the time measured at the smallest grid point >= t. Vidur's grid is every 8 tokens
+to 1024 (16 to 2048, 32 to 4096, 64 to 8192), so the edges of GEMM tiles (multiples of 64 or
+128 rows) are grid points, and a batch inside a gap runs the tiles of the gap's upper end
+(129 tokens need the two 128-row tiles that 136 needs). Past the last point we extend the last
+segment. Attention, the tensor-parallel all-reduces, the LM head and the per-iteration overhead
+come from the roofline model, which also gives the KV capacity.
 """
 
 from __future__ import annotations
 
+import bisect
 import csv
 import math
 from collections.abc import Callable
@@ -80,6 +85,8 @@ class ProfiledModel:
     source: str
     num_tokens: FloatArray = attrs.field(converter=float_read_only)
     dense_seconds: FloatArray = attrs.field(converter=float_read_only)
+    _grid: list[float] = attrs.field(init=False, eq=False, repr=False)
+    _seconds: list[float] = attrs.field(init=False, eq=False, repr=False)
 
     def __attrs_post_init__(self) -> None:
         record = f"profile {self.source!r}"
@@ -87,8 +94,10 @@ class ProfiledModel:
             raise InvalidRecordError(record, "num_tokens", "must be 1-D like dense_seconds")
         if self.num_tokens.size < 2 or np.any(np.diff(self.num_tokens) <= 0):
             raise InvalidRecordError(record, "num_tokens", "needs >= 2 increasing token counts")
-        if np.any(np.diff(self.dense_seconds) < 0) or self.dense_seconds[0] < 0:
-            raise InvalidRecordError(record, "dense_seconds", "must be >= 0 and non-decreasing")
+        if not np.all(np.isfinite(self.dense_seconds)) or np.any(self.dense_seconds < 0):
+            raise InvalidRecordError(record, "dense_seconds", "must be finite and >= 0")
+        object.__setattr__(self, "_grid", self.num_tokens.tolist())
+        object.__setattr__(self, "_seconds", self.dense_seconds.tolist())
 
     @classmethod
     def from_csv(cls, path: Path, roofline: RooflineModel) -> ProfiledModel:
@@ -148,15 +157,19 @@ class ProfiledModel:
         return scalar_decode_pricer(self.roofline, num_decodes, self._dense_time)
 
     def _dense_time(self, tokens: float) -> float:
-        """`_dense_times` of one token count."""
-        return float(self._dense_times(np.array([tokens]))[0])
+        """`_dense_times` of one token count, on Python floats (the same values)."""
+        grid, seconds = self._grid, self._seconds
+        if tokens > grid[-1]:
+            slope = (seconds[-1] - seconds[-2]) / (grid[-1] - grid[-2])
+            return seconds[-1] + slope * (tokens - grid[-1])
+        return seconds[bisect.bisect_left(grid, tokens)]
 
     def _dense_times(self, tokens: FloatArray) -> FloatArray:
-        """Interpolated measured time; the last segment extended past the grid."""
+        """The time of the smallest grid point >= tokens; the last segment extended past it."""
         grid, seconds = self.num_tokens, self.dense_seconds
         slope = (seconds[-1] - seconds[-2]) / (grid[-1] - grid[-2])
         beyond = seconds[-1] + slope * (tokens - grid[-1])
-        inside: FloatArray = np.interp(tokens, grid, seconds)
+        inside = seconds[np.minimum(np.searchsorted(grid, tokens, side="left"), grid.size - 1)]
         return np.where(tokens > grid[-1], beyond, inside)
 
 
@@ -202,8 +215,7 @@ def read_profile(path: Path, roofline: RooflineModel) -> tuple[FloatArray, Float
             f"tensor-parallel degree in {path.name}", str(roofline.tp), [str(t) for t in seen_tp]
         )
     grid = np.array(sorted(sums), dtype=np.float64)
-    means = np.array([sum(sums[int(t)]) / len(sums[int(t)]) for t in grid])
-    return grid, np.maximum.accumulate(means)
+    return grid, np.array([sum(sums[int(t)]) / len(sums[int(t)]) for t in grid])
 
 
 def _int(path: Path, line: int, text: str, field: str) -> int:

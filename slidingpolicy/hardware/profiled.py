@@ -30,7 +30,6 @@ from __future__ import annotations
 import bisect
 import csv
 import math
-from collections.abc import Callable
 from pathlib import Path
 
 import attrs
@@ -38,18 +37,8 @@ import numpy as np
 
 from slidingpolicy._arrays import float_read_only
 from slidingpolicy.errors import InvalidRecordError, TraceFormatError, UnknownNameError
-from slidingpolicy.hardware.roofline import (
-    FloatArray,
-    IntArray,
-    RooflineModel,
-    check_batch,
-    check_decode_run,
-    decode_run,
-    noisy,
-    scalar_decode_pricer,
-    scalar_latency,
-    scalar_latency_of,
-)
+from slidingpolicy.hardware.overlay import DenseOverlay
+from slidingpolicy.hardware.roofline import FloatArray, RooflineModel
 
 PER_LAYER_OPS = (
     "input_layernorm",
@@ -78,7 +67,7 @@ SHAPE_COLUMNS = {
 
 
 @attrs.frozen(slots=True)
-class ProfiledModel:
+class ProfiledModel(DenseOverlay):
     """Measured linear and element-wise time at `num_tokens`; the rest from `roofline`."""
 
     roofline: RooflineModel
@@ -109,52 +98,6 @@ class ProfiledModel:
     def name(self) -> str:
         """The roofline's name and the profile file."""
         return f"{self.roofline.name}, profiled ({self.source})"
-
-    @property
-    def kv_block_size(self) -> int:
-        """Tokens per KV block."""
-        return self.roofline.kv_block_size
-
-    @property
-    def kv_capacity_tokens(self) -> int:
-        """KV slots, from the roofline's memory model."""
-        return self.roofline.kv_capacity_tokens
-
-    def latency(self, chunks: IntArray, contexts: IntArray) -> float:
-        """Noise-free seconds of one iteration; an empty batch takes 0.0.
-
-        On Python floats around the interpolation (`scalar_latency`): bit for bit
-        `latency_arrays`, faster on the small batches an engine runs."""
-        return scalar_latency(self.roofline, chunks, contexts, self._dense_time)
-
-    def latency_arrays(self, chunks: IntArray, contexts: IntArray) -> float:
-        """`latency` on numpy arrays: the reference the scalar path is tested against."""
-        check_batch(chunks, contexts)
-        if chunks.size == 0:
-            return 0.0
-        batch = self.roofline._summarize(chunks, contexts)
-        return float(self.roofline._iteration_times(self._dense_times, batch)[0])
-
-    def sample(self, chunks: IntArray, contexts: IntArray, rng: np.random.Generator) -> float:
-        """`latency` times the roofline's log-normal noise, drawn from `rng`."""
-        return noisy(self.latency(chunks, contexts), self.roofline.noise_sigma, rng)
-
-    def decode_latencies(self, num_decodes: int, total_context: IntArray) -> FloatArray:
-        """Noise-free latency of each decode-only iteration, given its total cached context."""
-        check_decode_run(num_decodes, total_context)
-        if num_decodes == 0:
-            return np.zeros(total_context.size)
-        batch = decode_run(num_decodes, total_context)
-        return self.roofline._iteration_times(self._dense_times, batch)
-
-    def latency_of(self, chunks: list[int], contexts: list[int]) -> float:
-        """`latency` of a batch given as lists of ints (what an engine holds)."""
-        return scalar_latency_of(self.roofline, chunks, contexts, self._dense_time)
-
-    def decode_pricer(self, num_decodes: int) -> Callable[[int], float]:
-        """`decode_latencies` of one iteration of `num_decodes` (>= 1) decodes, as a function of
-        its total context, on Python floats: bit for bit the array's entry (tested)."""
-        return scalar_decode_pricer(self.roofline, num_decodes, self._dense_time)
 
     def _dense_time(self, tokens: float) -> float:
         """`_dense_times` of one token count, on Python floats (the same values)."""

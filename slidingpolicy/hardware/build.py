@@ -1,16 +1,40 @@
-"""Building a hardware model by name: the default is the paper's, qwen2.5-7b on 2× rtx3090."""
+"""Building a hardware model by name: the default is the paper's, qwen2.5-7b on 2× rtx3090.
+
+A hardware name is a GPU and its latency model:
+
+- ``<gpu>`` (rtx3090, a100-80g, h100): the smooth roofline (`roofline.RooflineModel`);
+- ``<gpu>-quantized``: the roofline with tile- and wave-quantized GEMMs
+  (`quantized.QuantizedRooflineModel`);
+- ``<gpu>-measured`` (a100-80g-measured): measured dense time packaged with the library
+  (`measured`), attention and the rest from ``<gpu>``'s roofline;
+- ``<gpu>`` with a profile CSV: measured dense time read from that file (`profiled`).
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from slidingpolicy.errors import InvalidRecordError, UnknownNameError
+from slidingpolicy.hardware.catalog import GPUS
 from slidingpolicy.hardware.catalog import gpu as find_gpu
 from slidingpolicy.hardware.catalog import model as find_model
+from slidingpolicy.hardware.measured import MeasuredTable
+from slidingpolicy.hardware.measured_tables import A100_80G_MEASURED
 from slidingpolicy.hardware.profiled import ProfiledModel
 from slidingpolicy.hardware.protocol import HardwareModel
+from slidingpolicy.hardware.quantized import TILINGS, QuantizedRooflineModel
 from slidingpolicy.hardware.roofline import RooflineModel
 
 DEFAULT_NOISE_SIGMA = 0.02
+QUANTIZED = "-quantized"
+
+MEASURED: dict[str, MeasuredTable] = {t.name: t for t in (A100_80G_MEASURED,)}
+"""The packaged measured tables, by hardware name."""
+
+
+def hardware_names() -> tuple[str, ...]:
+    """Every built-in hardware name: rooflines, quantized rooflines, measured tables."""
+    return (*GPUS, *(f"{g}{QUANTIZED}" for g in TILINGS), *MEASURED)
 
 
 def build_hardware(
@@ -20,11 +44,32 @@ def build_hardware(
     profile: Path | None = None,
     noise_sigma: float = DEFAULT_NOISE_SIGMA,
 ) -> HardwareModel:
-    """The roofline model of `model` on `tp` × `gpu`, or the profiled one when given a CSV."""
+    """The hardware model `gpu` names (module docstring) for `model` on `tp` GPUs, or the
+    profiled one when given a CSV."""
+    if gpu in MEASURED:
+        _no_profile(gpu, profile)
+        return MEASURED[gpu].build(model, tp, noise_sigma)
+    base = gpu.removesuffix(QUANTIZED)
+    if base != gpu and base in TILINGS:
+        _no_profile(gpu, profile)
+        roofline = RooflineModel(find_gpu(base), find_model(model), tp, noise_sigma=noise_sigma)
+        return QuantizedRooflineModel(roofline, TILINGS[base])
+    if gpu not in GPUS:
+        raise UnknownNameError("hardware", gpu, hardware_names())
     roofline = RooflineModel(find_gpu(gpu), find_model(model), tp, noise_sigma=noise_sigma)
     if profile is None:
         return roofline
     return ProfiledModel.from_csv(profile, roofline)
+
+
+def _no_profile(name: str, profile: Path | None) -> None:
+    if profile is not None:
+        raise InvalidRecordError(
+            f"hardware {name!r}",
+            "profile",
+            "a profile CSV replaces the dense time of a plain roofline; name a GPU without a "
+            "suffix (e.g. a100-80g) to use it",
+        )
 
 
 def default_hardware() -> HardwareModel:

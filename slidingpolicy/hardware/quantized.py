@@ -175,14 +175,19 @@ class QuantizedRooflineModel(DenseOverlay):
     def _dense_times(self, tokens: FloatArray) -> FloatArray:
         """Quantized GEMM, element-wise and embedding time of each token count."""
         t = self.roofline.terms
-        sms, ramp = self.tiling.sms, self.tiling.ramp_waves
         per_layer = np.zeros_like(tokens)
-        for g in self._gemms:
-            compute = np.full_like(tokens, math.inf)
-            for rows, col_tiles, seconds in g.tiles:
-                waves = np.ceil(np.ceil(tokens / rows) * col_tiles / sms)
-                compute = np.minimum(compute, (waves + ramp) * seconds)
-            memory = (g.weight_bytes + tokens * g.token_bytes) / t.bandwidth
-            per_layer += np.maximum(memory, compute)
+        for index in range(len(self._gemms)):
+            per_layer += self.gemm_times(tokens, index)
         per_layer += tokens * t.elementwise / t.bandwidth
         return t.layers * per_layer + tokens * t.embedding / t.bandwidth
+
+    def gemm_times(self, tokens: FloatArray, index: int) -> FloatArray:
+        """`gemm_time` of each token count, on numpy arrays (the same values)."""
+        g = self._gemms[index]
+        sms, ramp = self.tiling.sms, self.tiling.ramp_waves
+        compute = np.full_like(tokens, math.inf)
+        for rows, col_tiles, seconds in g.tiles:
+            waves = np.ceil(np.ceil(tokens / rows) * col_tiles / sms)
+            compute = np.minimum(compute, (waves + ramp) * seconds)
+        memory = (g.weight_bytes + tokens * g.token_bytes) / self.roofline.terms.bandwidth
+        return np.maximum(memory, compute)

@@ -3,6 +3,7 @@ roofline left exactly as it was."""
 
 from __future__ import annotations
 
+import importlib.util
 from collections.abc import Callable
 from pathlib import Path
 
@@ -187,3 +188,16 @@ def test_a_profile_needs_a_plain_roofline() -> None:
 def test_bad_tiling_values_name_the_field(make: Callable[[], object], field: str) -> None:
     with pytest.raises(InvalidRecordError, match=field):
         make()
+
+
+def test_the_packaged_a100_tiling_is_what_the_fit_script_finds(vidur_profile: Path) -> None:
+    script = Path(__file__).resolve().parents[2] / "scripts" / "fit_quantized.py"
+    spec = importlib.util.spec_from_file_location("fit_quantized", script)
+    assert spec is not None
+    assert spec.loader is not None
+    fit_quantized = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(fit_quantized)
+    tokens, seconds = fit_quantized.measured_gemms(vidur_profile, 1)
+    inside = tokens <= fit_quantized.FIT_TOKENS
+    a100 = RooflineModel(gpu("a100-80g"), model("llama3-8b"), 1)
+    assert fit_quantized.fit(a100, tokens[inside], seconds[inside]) == TILINGS["a100-80g"]

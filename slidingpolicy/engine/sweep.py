@@ -18,6 +18,7 @@ from typing import Any
 import attrs
 
 from slidingpolicy import _validate
+from slidingpolicy.engine.calibration import predictor_for
 from slidingpolicy.engine.metrics import Metrics
 from slidingpolicy.engine.simulator import EngineOptions, EngineStats, simulate
 from slidingpolicy.errors import InvalidRecordError
@@ -25,7 +26,6 @@ from slidingpolicy.hardware import HardwareModel, build_hardware
 from slidingpolicy.hardware.build import DEFAULT_NOISE_SIGMA
 from slidingpolicy.policies import by_name
 from slidingpolicy.predictor import LatencyPredictor
-from slidingpolicy.predictor.profiling import default_predictor
 from slidingpolicy.workloads import (
     ArrivalProcess,
     Burst,
@@ -39,7 +39,7 @@ from slidingpolicy.workloads import (
 
 @attrs.frozen(slots=True)
 class HardwareSpec:
-    """A built-in hardware model by name, optionally with a measured-profile CSV."""
+    """A built-in hardware model by name (`hardware.build`), optionally with a profile CSV."""
 
     gpu: str = "rtx3090"
     model: str = "qwen2.5-7b"
@@ -53,8 +53,8 @@ class HardwareSpec:
         return build_hardware(self.gpu, self.model, self.tp, profile, self.noise_sigma)
 
     def predictor(self) -> LatencyPredictor:
-        """The packaged default predictor of this gpu/model/tp (fitted afresh if none)."""
-        return default_predictor(self.gpu, self.model, self.tp)
+        """The predictor calibrated to this hardware: packaged, or fitted once and cached."""
+        return predictor_for(self)
 
 
 @attrs.frozen(slots=True)

@@ -1,0 +1,138 @@
+"""The predictor of the hardware a run uses: packaged where one ships, else fitted on first use
+and cached by the hardware model's content.
+
+A run's policy predicts latencies with a predictor calibrated on the hardware the engine
+measures against. The package ships one for each plain roofline in
+`profiling.DEFAULT_PROFILES`; any other model (a quantized roofline, a measured table, a profile
+CSV, another model or TP) is sampled and fitted with the package's own calibration
+(`profiling.profile`, `fit.fit_predictor`, the default sample count and seed, so the same as
+`profiling.make_default`), once, and the predictor is kept in a cache folder under a name that
+is a hash of
+
+- the hardware model's content: its type and every field it was built from (GPU, model shape,
+  TP, efficiencies, noise, tiles, measured grid and seconds), and
+- the calibration and hardware code (every module of `slidingpolicy.predictor` and
+  `slidingpolicy.hardware`), so that a change to either refits rather than reuses.
+
+The folder is $SLIDINGPOLICY_CACHE, else $XDG_CACHE_HOME/slidingpolicy, else
+~/.cache/slidingpolicy; predictors go in its ``predictors`` subfolder. A cached file that cannot
+be read as a predictor is refitted and replaced, with a warning naming it.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import os
+import tempfile
+import warnings
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, cast
+
+import attrs
+import numpy as np
+
+import slidingpolicy.hardware
+import slidingpolicy.predictor
+from slidingpolicy.errors import SlidingPolicyError
+from slidingpolicy.hardware import HardwareModel
+from slidingpolicy.predictor import LatencyPredictor
+from slidingpolicy.predictor.fit import fit_predictor
+from slidingpolicy.predictor.profiling import (
+    DEFAULT_PROFILES,
+    DEFAULT_SAMPLES,
+    DEFAULT_SEED,
+    default_predictor,
+    profile,
+)
+
+if TYPE_CHECKING:
+    from slidingpolicy.engine.sweep import HardwareSpec
+
+CACHE_ENV = "SLIDINGPOLICY_CACHE"
+
+
+def cache_dir() -> Path:
+    """The folder cached predictors go in (module docstring)."""
+    root = os.environ.get(CACHE_ENV)
+    if root:
+        return Path(root) / "predictors"
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    base = Path(xdg) if xdg else Path.home() / ".cache"
+    return base / "slidingpolicy" / "predictors"
+
+
+def predictor_for(spec: HardwareSpec) -> LatencyPredictor:
+    """The packaged predictor of a plain roofline that has one; else `calibrated`."""
+    packaged = (spec.gpu, spec.model, spec.tp) in DEFAULT_PROFILES
+    if spec.profile is None and packaged:
+        return default_predictor(spec.gpu, spec.model, spec.tp)
+    return calibrated(spec.build())
+
+
+def calibrated(hardware: HardwareModel, folder: Path | None = None) -> LatencyPredictor:
+    """The predictor fitted on `hardware`, from the cache in `folder` (default `cache_dir()`)
+    when it holds one for this content, else fitted now and cached."""
+    path = (folder or cache_dir()) / f"{fingerprint(hardware)}.json"
+    if path.is_file():
+        try:
+            return LatencyPredictor.load(path)
+        except SlidingPolicyError as error:
+            warnings.warn(f"refitting: bad cached predictor {path} ({error})", stacklevel=2)
+    predictor = fit_predictor(
+        profile(hardware, DEFAULT_SAMPLES, DEFAULT_SEED), source=hardware.name
+    )
+    _save(predictor, path)
+    return predictor
+
+
+def _save(predictor: LatencyPredictor, path: Path) -> None:
+    """Write atomically (a process pool's workers may race to the same file)."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handle, temporary = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+        os.close(handle)
+        predictor.save(Path(temporary))
+        os.replace(temporary, path)
+    except OSError as error:
+        warnings.warn(f"cannot cache the predictor in {path.parent} ({error})", stacklevel=3)
+
+
+def fingerprint(hardware: HardwareModel) -> str:
+    """A hash of the hardware model's content and of the calibration and hardware code."""
+    if not attrs.has(type(hardware)):
+        raise SlidingPolicyError(f"hardware {hardware.name!r}: not an attrs record, no content")
+    content = attrs.asdict(
+        cast(attrs.AttrsInstance, hardware), filter=lambda a, _: a.init, value_serializer=_plain
+    )
+    document = json.dumps(
+        {
+            "type": type(hardware).__qualname__,
+            "content": content,
+            "samples": DEFAULT_SAMPLES,
+            "seed": DEFAULT_SEED,
+            "code": _code_digest(),
+        },
+        sort_keys=True,
+    )
+    return hashlib.sha256(document.encode()).hexdigest()[:32]
+
+
+def _plain(_: object, __: object, value: Any) -> Any:
+    """JSON values for what attrs records hold: numpy arrays as lists of floats."""
+    if isinstance(value, np.ndarray):
+        return [float(v) for v in value.tolist()]
+    return value
+
+
+@functools.cache
+def _code_digest() -> str:
+    """A hash of the source of the predictor and hardware packages."""
+    digest = hashlib.sha256()
+    for package in (slidingpolicy.predictor, slidingpolicy.hardware):
+        folder = Path(package.__file__ or "").parent
+        for source in sorted(folder.glob("*.py")):
+            digest.update(source.name.encode())
+            digest.update(source.read_bytes())
+    return digest.hexdigest()

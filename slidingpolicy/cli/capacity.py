@@ -15,6 +15,7 @@ from slidingpolicy.cli.options import (
     ModelOpt,
     OutOpt,
     PoliciesOpt,
+    PredictorOpt,
     ProfileOpt,
     RequestsOpt,
     SeedOpt,
@@ -41,6 +42,7 @@ def capacity(
     slo_scale: SloScaleOpt = 1.0,
     slo_tiers: TiersOpt = False,
     start: Annotated[float, typer.Option("--start", help="First rate tried (req/s).")] = 1.0,
+    predictor: PredictorOpt = None,
     workers: WorkersOpt = None,
     out: OutOpt = Path("results/capacity"),
 ) -> None:
@@ -55,7 +57,18 @@ def capacity(
     if not (math.isfinite(start) and start > 0):
         raise CliError(f"--start={start} must be a finite rate > 0")
     base = run_spec(
-        chosen[0], gpu, model, tp, profile, workload, None, requests, seed, slo_scale, slo_tiers
+        chosen[0],
+        gpu,
+        model,
+        tp,
+        profile,
+        workload,
+        None,
+        requests,
+        seed,
+        slo_scale,
+        slo_tiers,
+        predictor=predictor,
     )
     with progress("capacity search", len(chosen)) as advance:
         found = capacities(

@@ -20,7 +20,13 @@ class CliError(SlidingPolicyError):
 
 GpuOpt = Annotated[
     str,
-    typer.Option("--hardware", help="GPU: rtx3090, a100-80g or h100.", rich_help_panel="Hardware"),
+    typer.Option(
+        "--hardware",
+        help="GPU and latency model: rtx3090, a100-80g or h100 (smooth roofline), "
+        "<gpu>-quantized (tile-quantized roofline), a100-80g-measured (packaged measured "
+        "profile, llama3-8b).",
+        rich_help_panel="Hardware",
+    ),
 ]
 ModelOpt = Annotated[
     str, typer.Option("--model", help="Model: qwen2.5-7b or llama3-8b.", rich_help_panel="Hardware")
@@ -82,7 +88,9 @@ StrictOpt = Annotated[
 PredictorOpt = Annotated[
     Path | None,
     typer.Option(
-        "--predictor", help="Latency predictor JSON (default: the hardware's packaged one)."
+        "--predictor",
+        help="Latency predictor JSON (default: the hardware's own, packaged or fitted once "
+        "and cached).",
     ),
 ]
 PoliciesOpt = Annotated[

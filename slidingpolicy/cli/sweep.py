@@ -13,6 +13,7 @@ from slidingpolicy.cli.options import (
     ModelOpt,
     OutOpt,
     PoliciesOpt,
+    PredictorOpt,
     ProfileOpt,
     RequestsOpt,
     SeedOpt,
@@ -42,6 +43,7 @@ def sweep_command(
     seed: SeedOpt = 0,
     slo_scale: SloScaleOpt = 1.0,
     slo_tiers: TiersOpt = False,
+    predictor: PredictorOpt = None,
     workers: WorkersOpt = None,
     out: OutOpt = Path("results/sweep"),
 ) -> None:
@@ -59,7 +61,18 @@ def sweep_command(
     chosen = parse_policies(policy)
     rate_list = parse_rates(rates)
     base = run_spec(
-        chosen[0], gpu, model, tp, profile, workload, None, requests, seed, slo_scale, slo_tiers
+        chosen[0],
+        gpu,
+        model,
+        tp,
+        profile,
+        workload,
+        None,
+        requests,
+        seed,
+        slo_scale,
+        slo_tiers,
+        predictor=predictor,
     )
     with progress("sweep", len(chosen) * len(rate_list)) as advance:
         runs = sweep(base, chosen, rate_list, workers, on_done=lambda _: advance(1))

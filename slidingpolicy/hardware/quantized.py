@@ -43,7 +43,7 @@ import math
 import attrs
 import numpy as np
 
-from slidingpolicy.errors import InvalidRecordError, UnknownNameError
+from slidingpolicy.errors import InvalidRecordError
 from slidingpolicy.hardware.overlay import DenseOverlay
 from slidingpolicy.hardware.roofline import FloatArray, RooflineModel
 
@@ -99,14 +99,6 @@ TILINGS: dict[str, GemmTiling] = {
         GemmTiling("h100", 132, (Tile(64, 128, 0.623), Tile(128, 128, 0.738)), A100_RAMP),
     )
 }
-
-
-def tiling(gpu: str) -> GemmTiling:
-    """The built-in tiling of that GPU."""
-    try:
-        return TILINGS[gpu]
-    except KeyError:
-        raise UnknownNameError("tiled gpu", gpu, tuple(TILINGS)) from None
 
 
 @attrs.frozen(slots=True)

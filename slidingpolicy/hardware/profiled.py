@@ -74,8 +74,8 @@ class ProfiledModel(DenseOverlay):
     source: str
     num_tokens: FloatArray = attrs.field(converter=float_read_only)
     dense_seconds: FloatArray = attrs.field(converter=float_read_only)
-    _grid: list[float] = attrs.field(init=False, eq=False, repr=False)
-    _seconds: list[float] = attrs.field(init=False, eq=False, repr=False)
+    _grid: tuple[float, ...] = attrs.field(init=False, eq=False, repr=False)
+    _seconds: tuple[float, ...] = attrs.field(init=False, eq=False, repr=False)
 
     def __attrs_post_init__(self) -> None:
         record = f"profile {self.source!r}"
@@ -85,8 +85,8 @@ class ProfiledModel(DenseOverlay):
             raise InvalidRecordError(record, "num_tokens", "needs >= 2 increasing token counts")
         if not np.all(np.isfinite(self.dense_seconds)) or np.any(self.dense_seconds < 0):
             raise InvalidRecordError(record, "dense_seconds", "must be finite and >= 0")
-        object.__setattr__(self, "_grid", self.num_tokens.tolist())
-        object.__setattr__(self, "_seconds", self.dense_seconds.tolist())
+        object.__setattr__(self, "_grid", tuple(self.num_tokens.tolist()))
+        object.__setattr__(self, "_seconds", tuple(self.dense_seconds.tolist()))
 
     @classmethod
     def from_csv(cls, path: Path, roofline: RooflineModel) -> ProfiledModel:

@@ -132,7 +132,7 @@ def plan_from_dict(data: Any, where: str = "plan") -> BatchPlan:
         raise CodecError(f"{where}.diagnostics: {error}") from None
     return BatchPlan(
         allocations=tuple(allocations),
-        path=str(_field(fields, "path", where)),
+        path=_field(fields, "path", where),
         prefill_budget=_field(fields, "prefill_budget", where),
         predicted_latency=_field(fields, "predicted_latency", where),
         diagnostics=diagnostics,

@@ -97,10 +97,12 @@ def capacities(
     workers: int | None = None,
     known: Sequence[Sequence[Trial]] | None = None,
     on_done: Callable[[CapacityResult], None] | None = None,
+    on_round: Callable[[list[tuple[str, float]]], None] | None = None,
 ) -> list[CapacityResult]:
     """One capacity search per spec (e.g. one per policy), all over one process pool.
 
     `known[i]` are trials of `bases[i]` already run at full length (same seed and size).
+    `on_round` is told the (policy, rate) trials of each round before they run.
     """
     _validate.positive("capacity search", "start", start)
     _validate.positive("capacity search", "precision", precision)
@@ -134,6 +136,8 @@ def capacities(
         while pending:
             jobs = [(i, r) for i, rates in sorted(pending.items()) for r in rates]
             pending.clear()
+            if on_round is not None:
+                on_round([(bases[i].policy, r) for i, r in jobs])
             todo = [specs[i].with_rate(r) for i, r in jobs]
             summaries: list[RunSummary] = (
                 list(pool.map(run, todo)) if pool is not None else [run(s) for s in todo]

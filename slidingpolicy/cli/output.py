@@ -36,14 +36,15 @@ class Ticker:
 
 @contextmanager
 def progress(label: str, total: int) -> Iterator[Ticker]:
-    """A rich progress bar on stderr, gone when done."""
+    """A rich progress bar on stderr, gone when done; none when stderr is not a terminal."""
     columns = (
         TextColumn("{task.description}"),
         BarColumn(),
         MofNCompleteColumn(),
         TimeElapsedColumn(),
     )
-    with Progress(*columns, console=err_console, transient=True) as bar:
+    quiet = not err_console.is_terminal
+    with Progress(*columns, console=err_console, transient=True, disable=quiet) as bar:
         yield Ticker(bar, bar.add_task(label, total=total), label)
 
 

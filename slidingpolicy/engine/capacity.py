@@ -17,14 +17,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Generator, Sequence
-from concurrent.futures import Executor, ProcessPoolExecutor
 from typing import Any
 
 import attrs
 
 from slidingpolicy import _validate
 from slidingpolicy.engine.metrics import SLO_TARGET
-from slidingpolicy.engine.sweep import RunSpec, RunSummary, default_workers, run
+from slidingpolicy.engine.sweep import RunSpec, RunSummary, WorkerPool, default_workers, run
 
 PRECISION = 0.025
 MIN_RATE = 1.0 / 64
@@ -129,7 +128,7 @@ def capacities(
             if on_done is not None:
                 on_done(found)
 
-    pool: Executor | None = ProcessPoolExecutor(count) if count > 1 else None
+    pool = WorkerPool(count) if count > 1 else None
     try:
         for i in range(len(bases)):
             advance(i, None)
@@ -148,6 +147,10 @@ def capacities(
                 got.setdefault(i, []).append(summary.metrics.attainment)
             for i, attainments in got.items():
                 advance(i, attainments)
+    except BaseException:
+        if pool is not None:
+            pool.abandon()
+        raise
     finally:
         if pool is not None:
             pool.shutdown()

@@ -66,8 +66,8 @@ def check(
     from slidingpolicy.codec import parse_line
     from slidingpolicy.invariants import check_plan
 
-    text = read_text(log, CliError, LOG_FORMAT)
     judge = _predictor(predictor, gpu, model, tp)
+    text = read_text(log, CliError, LOG_FORMAT)
     plans = broken = malformed = unbudgeted = 0
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 import sys
 from pathlib import Path
 from types import SimpleNamespace
@@ -16,6 +17,7 @@ from slidingpolicy import LatencyPredictor, LinearModel
 from slidingpolicy.cli import main
 from slidingpolicy.cli.demo import demo_table
 from slidingpolicy.cli.output import trying
+from slidingpolicy.codec import parse_line
 from slidingpolicy.policies import names
 
 
@@ -294,3 +296,10 @@ def test_check_reports_broken_and_malformed_lines_together(
     assert f"{log}:1: t=0.888000s invariant 4" in out
     assert f"{log}:2: malformed" in err
     assert "1 plans have token_budget null: invariant 4 not checked" in out
+
+
+def test_the_documented_log_line_parses() -> None:
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "log-format.md").read_text()
+    example = re.findall(r"```json\n(.*?)```", doc, re.S)[0]
+    state, plan, budget = parse_line(json.dumps(json.loads(example)))
+    assert (len(state.requests), plan.path, budget) == (2, "chunker", 2048)

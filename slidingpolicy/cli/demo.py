@@ -90,7 +90,11 @@ def demo(
     write_csv(folder / "capacity.csv", capacity_rows(found))
     setup = f"mixed-v1, qwen2.5-7b on 2× RTX 3090, {requests} requests per run"
     plot_sweep(runs, folder / "sweep.png", setup)
-    plot_capacity({c.policy: [c.capacity] for c in found}, folder / "capacity.png", setup)
+    plot_capacity(
+        {c.policy: [c.capacity] for c in found},
+        folder / "capacity.png",
+        f"capacity on mixed-v1, qwen2.5-7b on 2× RTX 3090, {requests} requests per trial",
+    )
     console.print(demo_table(policies, rates, runs, found, setup))
     console.print(
         f"results in {folder}/ (results.json, sweep.csv, capacity.csv, sweep.png, capacity.png)"

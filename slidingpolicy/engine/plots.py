@@ -36,11 +36,26 @@ def _save(fig: Figure, path: Path, rect: tuple[float, float, float, float] = (0,
 
 
 def _plain_log_axis(axis: Axes) -> None:
-    """A log y axis labelled 0.5, 1, 2, 5, 10... rather than 3×10⁰."""
+    """A log y axis labelled 1, 2, 3, 5, 10... rather than 3×10⁰."""
     axis.set_yscale("log")
-    axis.yaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
+    axis.yaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 3.0, 5.0)))
     axis.yaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
     axis.yaxis.set_minor_formatter(NullFormatter())
+
+
+def _label_line(axis: Axes, y: float, text: str) -> None:
+    """`text` just above the right end of the horizontal reference line at `y`."""
+    axis.annotate(
+        text,
+        xy=(0.99, y),
+        xycoords=("axes fraction", "data"),
+        xytext=(0, 3),
+        textcoords="offset points",
+        ha="right",
+        color="dimgrey",
+        fontsize=8,
+        bbox={"facecolor": "white", "edgecolor": "none", "alpha": 0.8, "pad": 1},
+    )
 
 
 def ttft_slos(spec: RunSpec) -> list[tuple[str, float]]:
@@ -72,28 +87,12 @@ def plot_sweep(runs: Sequence[RunSummary], path: Path, title: str = "") -> None:
         left.plot(rates, [100 * r.metrics.attainment for r in mine], **style)
         right.plot(rates, [r.metrics.ttft_p99 for r in mine], **style)
     left.axhline(100 * SLO_TARGET, color="grey", linestyle="--", linewidth=1)
-    left.annotate(
-        f"{100 * SLO_TARGET:g}% target",
-        xy=(0.01, 100 * SLO_TARGET),
-        xycoords=("axes fraction", "data"),
-        xytext=(0, 3),
-        textcoords="offset points",
-        color="grey",
-        fontsize=8,
-    )
+    _label_line(left, 100 * SLO_TARGET, f"{100 * SLO_TARGET:g}% target")
     left.set(xlabel="request rate (req/s)", ylabel="SLO attainment (%)", title="attainment")
     if runs:
         for label, slo in ttft_slos(runs[0].spec):
             right.axhline(slo, color="grey", linestyle="--", linewidth=1)
-            right.annotate(
-                f"TTFT SLO {slo:g} s ({label})",
-                xy=(0.01, slo),
-                xycoords=("axes fraction", "data"),
-                xytext=(0, 3),
-                textcoords="offset points",
-                color="grey",
-                fontsize=8,
-            )
+            _label_line(right, slo, f"TTFT SLO {slo:g} s ({label})")
     right.set(xlabel="request rate (req/s)", ylabel="p99 TTFT (s)", title="p99 TTFT")
     _plain_log_axis(right)
     handles, labels = left.get_legend_handles_labels()
@@ -126,6 +125,7 @@ def plot_capacity(capacities: Mapping[str, Sequence[float]], path: Path, title: 
         title=f"{title or 'capacity'}\n({spread})",
     )
     ax.tick_params(axis="x", labelrotation=30)
+    ax.margins(y=0.15)
     _save(fig, path)
 
 

@@ -14,7 +14,6 @@ import typer
 from slidingpolicy.cli.options import (
     EXIT_BAD_INPUT,
     CliError,
-    PredictorOpt,
 )
 from slidingpolicy.cli.output import console
 from slidingpolicy.errors import SlidingPolicyError
@@ -28,7 +27,14 @@ LOG_FORMAT = (
 
 def check(
     log: Annotated[Path, typer.Argument(help="JSONL log of (state, plan) pairs, from any engine.")],
-    predictor: PredictorOpt = None,
+    predictor: Annotated[
+        Path | None,
+        typer.Option(
+            "--predictor",
+            help="Recompute T̂ with this predictor JSON (from `slidingpolicy fit --out`).",
+            rich_help_panel="Predictor",
+        ),
+    ] = None,
     gpu: Annotated[
         str | None,
         typer.Option(

@@ -15,7 +15,7 @@ from slidingpolicy.errors import (
     UnknownNameError,
 )
 from slidingpolicy.invariants import Violation, check_plan
-from slidingpolicy.plan import Allocation, BatchPlan, Diagnostics
+from slidingpolicy.plan import Allocation, BatchPlan, Diagnostics, PlanPath
 from slidingpolicy.policies import SlidingServe, SlidingState, by_name, names
 from slidingpolicy.policy import Policy
 from slidingpolicy.predictor import LatencyPredictor, LinearModel
@@ -31,6 +31,7 @@ __all__ = [
     "LatencyPredictor",
     "LinearModel",
     "Phase",
+    "PlanPath",
     "Policy",
     "PredictorFormatError",
     "Request",

@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from typing import TypeVar
 
 from slidingpolicy.errors import InvalidRecordError
 
 Name = str | Callable[[], str]
+T = TypeVar("T")
 
 
 def fail(record: Name, field: str, problem: str) -> InvalidRecordError:
@@ -57,4 +59,11 @@ def flag(record: Name, field: str, value: object) -> bool:
     """A bool."""
     if not isinstance(value, bool):
         raise fail(record, field, f"must be a bool, got {value!r}")
+    return value
+
+
+def instance(record: Name, field: str, value: object, kind: type[T]) -> T:
+    """A `kind` (e.g. the policy state a policy's `init` made)."""
+    if not isinstance(value, kind):
+        raise fail(record, field, f"must be a {kind.__name__}, got {type(value).__name__}")
     return value

@@ -2,7 +2,8 @@
 
 One log line is a JSON object {"state": ..., "plan": ..., "token_budget": int | null}. Any
 engine can write one (field names follow the records); `slidingpolicy check` reads it back.
-Diagnostics that do not apply are null.
+Diagnostics that do not apply are null; `token_budget` must be present (null: the engine has
+none, and invariant 4 is not checked). docs/log-format.md describes every field.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from typing import Any
 
 import attrs
 
+from slidingpolicy._io import parse_json
 from slidingpolicy.errors import SlidingPolicyError
 from slidingpolicy.plan import Allocation, BatchPlan, Diagnostics
 from slidingpolicy.request import Request
@@ -132,7 +134,7 @@ def plan_from_dict(data: Any, where: str = "plan") -> BatchPlan:
         raise CodecError(f"{where}.diagnostics: {error}") from None
     return BatchPlan(
         allocations=tuple(allocations),
-        path=str(_field(fields, "path", where)),
+        path=_field(fields, "path", where),
         prefill_budget=_field(fields, "prefill_budget", where),
         predicted_latency=_field(fields, "predicted_latency", where),
         diagnostics=diagnostics,
@@ -155,11 +157,13 @@ def parse_line(text: str) -> tuple[SchedulerState, BatchPlan, int | None]:
     """A log line back into its state, plan and token budget; CodecError or InvalidRecordError
     (both SlidingPolicyError) when malformed."""
     try:
-        document = json.loads(text)
+        document = parse_json(text)
     except json.JSONDecodeError as error:
         raise CodecError(f"not JSON ({error.msg} at column {error.colno})") from None
+    except ValueError as error:
+        raise CodecError(f"not a JSON document a record can hold ({error})") from None
     fields = _object(document, "line")
-    budget = fields.get("token_budget")
+    budget = _field(fields, "token_budget", "line")
     if budget is not None and (type(budget) is not int or budget < 1):
         raise CodecError(f"token_budget: must be an int >= 1 or null, got {budget!r}")
     return (

@@ -10,7 +10,7 @@ import attrs
 import numpy as np
 
 from slidingpolicy.deadlines import safe_decodes
-from slidingpolicy.plan import BatchPlan
+from slidingpolicy.plan import BatchPlan, PlanPath
 from slidingpolicy.predictor.model import LatencyPredictor
 from slidingpolicy.request import Request
 from slidingpolicy.state import SchedulerState
@@ -103,9 +103,9 @@ def check_plan(
             np.array([requests[i].context_tokens for i in ids], dtype=np.int64),
         )
     prefills = {rid: n for rid, n in tokens.items() if not requests[rid].is_decoding}
-    if plan.path == "constructor":
+    if plan.path is PlanPath.CONSTRUCTOR:
         found.extend(_constructor_violations(state, plan, prefills, requests, latency))
-    if plan.path == "chunker" and prefills:
+    if plan.path is PlanPath.CHUNKER and prefills:
         safe = safe_decodes([requests[i] for i in tokens if requests[i].is_decoding], state.now)
         if safe:
             t_cur = min(d.deadline for d in safe) - state.now

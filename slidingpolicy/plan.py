@@ -2,12 +2,43 @@
 
 from __future__ import annotations
 
+import enum
 import math
 
 import attrs
 
 from slidingpolicy import _validate
 from slidingpolicy.errors import InvalidRecordError
+
+
+class PlanPath(enum.StrEnum):
+    """Which branch decided a plan: SlidingServe's, or the baseline's name (SPEC "Core records").
+
+    A closed set, so that `check_plan` knows which invariants apply (6 to "constructor", 7 to
+    "chunker"); each member is a `str` equal to its value, so "chunker" == PlanPath.CHUNKER
+    and logs hold plain strings.
+    """
+
+    CHUNKER = "chunker"
+    CONSTRUCTOR = "constructor"
+    IDLE = "idle"
+    VLLM = "vllm"
+    SARATHI = "sarathi"
+    SARATHI_EDF = "sarathi-edf"
+    QOSERVE = "qoserve"
+
+
+def plan_path(value: str) -> PlanPath:
+    """`value` as a `PlanPath`; InvalidRecordError listing the paths when it is none of them."""
+    if type(value) is PlanPath:
+        return value
+    try:
+        return PlanPath(value)
+    except ValueError:
+        known = ", ".join(p.value for p in PlanPath)
+        raise InvalidRecordError(
+            "batch plan", "path", f"={value!r} is not one of {known}"
+        ) from None
 
 
 @attrs.frozen(slots=True)
@@ -58,7 +89,7 @@ class BatchPlan:
     """
 
     allocations: tuple[Allocation, ...]
-    path: str
+    path: PlanPath = attrs.field(converter=plan_path)
     prefill_budget: int
     predicted_latency: float
     diagnostics: Diagnostics = attrs.field(factory=Diagnostics)

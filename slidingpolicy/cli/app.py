@@ -1,13 +1,15 @@
 """`slidingpolicy`: run scheduling policies on LLM serving workloads and compare them.
 
 This module builds the typer app from the command modules beside it and holds `main`, the
-console script. Bad arguments print one line on stderr and exit with code 2, never a traceback.
+console script. Bad arguments print one line on stderr and exit with code 2, never a traceback;
+Ctrl-C prints "interrupted" and exits with code 130. Bare `slidingpolicy` prints the help.
 """
 
 from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
+from typing import Annotated, NoReturn
 
 import typer
 
@@ -15,7 +17,7 @@ from slidingpolicy.cli.calibrate import fit, profile
 from slidingpolicy.cli.capacity import capacity
 from slidingpolicy.cli.check import check
 from slidingpolicy.cli.demo import demo
-from slidingpolicy.cli.options import EXIT_BAD_INPUT
+from slidingpolicy.cli.options import EXIT_BAD_INPUT, EXIT_INTERRUPTED
 from slidingpolicy.cli.output import console
 from slidingpolicy.cli.simulate import simulate
 from slidingpolicy.cli.sweep import sweep_command
@@ -35,12 +37,43 @@ app = typer.Typer(
 )
 
 
-def policies() -> None:
-    """List the registered policies."""
-    from slidingpolicy.policies import names
+def version_callback(show: bool) -> None:
+    """Print the package's version and stop."""
+    if show:
+        from importlib.metadata import version
 
+        console.print(f"slidingpolicy {version('slidingpolicy')}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def options(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version",
+            callback=version_callback,
+            is_eager=True,
+            metavar=" ",
+            help="Print the version and exit.",
+        ),
+    ] = False,
+) -> None:
+    """Simulate SLO-aware LLM scheduling policies (SlidingServe and its baselines)."""
+
+
+def policies() -> None:
+    """List the registered policies, one line on each."""
+    from rich.table import Table
+
+    from slidingpolicy.policies import names, summary
+
+    table = Table(box=None, show_header=False, pad_edge=False)
+    table.add_column("policy", no_wrap=True, style="bold")
+    table.add_column("what it is")
     for name in names():
-        console.print(name)
+        table.add_row(name, summary(name))
+    console.print(table)
 
 
 app.command()(demo)
@@ -53,26 +86,29 @@ app.command()(check)
 app.command()(policies)
 
 
+def _fail(message: str) -> NoReturn:
+    print(f"slidingpolicy: error: {' '.join(message.split())}", file=sys.stderr)
+    sys.exit(EXIT_BAD_INPUT)
+
+
 def main(argv: Sequence[str] | None = None) -> None:
-    """Run the CLI; bad input → one line on stderr and exit code 2."""
+    """Run the CLI; bad input → one line on stderr and exit code 2; Ctrl-C → exit code 130."""
     command = typer.main.get_command(app)
     args = list(sys.argv[1:] if argv is None else argv)
+    if not args:
+        args = ["--help"]
     try:
-        code = command.main(args=args, prog_name="slidingpolicy", standalone_mode=False)
+        with command.make_context("slidingpolicy", args) as context:
+            command.invoke(context)
     except typer.Exit as done:
         sys.exit(done.exit_code)
-    except typer.Abort:
-        print("slidingpolicy: aborted", file=sys.stderr)
-        sys.exit(130)
+    except (KeyboardInterrupt, typer.Abort):
+        print("slidingpolicy: interrupted", file=sys.stderr)
+        sys.exit(EXIT_INTERRUPTED)
     except SlidingPolicyError as error:
-        print(f"slidingpolicy: error: {error}", file=sys.stderr)
-        sys.exit(EXIT_BAD_INPUT)
+        _fail(str(error))
     except typer.TyperException as error:
-        format_message = getattr(error, "format_message", None)
-        message = format_message() if callable(format_message) else str(error)
-        print(f"slidingpolicy: error: {' '.join(str(message).split())}", file=sys.stderr)
-        sys.exit(EXIT_BAD_INPUT)
+        _fail(error.format_message())
     except OSError as error:
-        print(f"slidingpolicy: error: {error}", file=sys.stderr)
-        sys.exit(EXIT_BAD_INPUT)
-    sys.exit(code if isinstance(code, int) else 0)
+        _fail(str(error))
+    sys.exit(0)

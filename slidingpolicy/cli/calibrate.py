@@ -2,22 +2,34 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 from rich.table import Table
 
-from slidingpolicy.cli.options import CliError, GpuOpt, ModelOpt, ProfileOpt, SeedOpt, TpOpt
-from slidingpolicy.cli.output import console
-from slidingpolicy.errors import SlidingPolicyError
+from slidingpolicy._io import MAX_TOKENS, parse_json, read_text, write_text
+from slidingpolicy.cli.options import (
+    CliError,
+    GpuOpt,
+    ModelOpt,
+    ProfileOpt,
+    SeedOpt,
+    TpOpt,
+    writable_file,
+)
+from slidingpolicy.cli.output import console, err_console, fmt
+
+FEW_SAMPLES = 100
+"""Below this many training samples, `fit` warns that its predictor will be poor."""
 
 
 def profile(
     out: Annotated[Path, typer.Option("--out", "-o", help="Samples file to write (JSONL).")] = Path(
         "samples.jsonl"
     ),
-    samples: Annotated[int, typer.Option("--samples", help="Batches to time.")] = 4000,
+    samples: Annotated[int, typer.Option("--samples", min=1, help="Batches to time.")] = 4000,
     gpu: GpuOpt = "rtx3090",
     model: ModelOpt = "qwen2.5-7b",
     tp: TpOpt = 2,
@@ -30,46 +42,48 @@ def profile(
     from slidingpolicy.engine.sweep import HardwareSpec
     from slidingpolicy.predictor.profiling import profile as sample_hardware
 
-    if samples < 1:
-        raise CliError(f"--samples={samples} must be >= 1")
+    writable_file(out, "--out")
     hardware = HardwareSpec(
         gpu, model, tp, None if profile_csv is None else str(profile_csv)
     ).build()
     measured = sample_hardware(hardware, samples, seed)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with out.open("w") as handle:
-        for s in measured:
-            handle.write(
-                json.dumps(
-                    {"chunks": list(s.chunks), "contexts": list(s.contexts), "latency": s.latency}
-                )
-                + "\n"
+    write_text(
+        out,
+        "".join(
+            json.dumps(
+                {"chunks": list(s.chunks), "contexts": list(s.contexts), "latency": s.latency}
             )
+            + "\n"
+            for s in measured
+        ),
+    )
     console.print(f"{samples} samples of {hardware.name} in {out}")
+
+
+SAMPLE_FORMAT = (
+    'expected JSONL, one {"chunks": [tokens, ...], "contexts": [cached tokens, ...], '
+    '"latency": seconds} per line (as `slidingpolicy profile` writes)'
+)
 
 
 def read_samples(path: Path) -> list[Any]:
     """A samples file (JSONL of chunks, contexts, latency); malformed lines name file:line."""
-    import json
-
     from slidingpolicy.predictor import Sample
 
-    if not path.is_file():
-        raise CliError(f"{path}: no such samples file")
     found = []
-    for number, line in enumerate(path.read_text().splitlines(), start=1):
+    for number, line in enumerate(read_text(path, CliError, SAMPLE_FORMAT).splitlines(), 1):
         if not line.strip():
             continue
         try:
-            data = json.loads(line)
+            data = parse_json(line)
+            counts = [*data["chunks"], *data["contexts"]]
+            if any(isinstance(c, int) and c > MAX_TOKENS for c in counts):
+                raise CliError(f"a token count is above {MAX_TOKENS:.0e}")
             found.append(Sample(data["chunks"], data["contexts"], data["latency"]))
-        except (json.JSONDecodeError, KeyError, TypeError, SlidingPolicyError) as error:
-            raise CliError(
-                f"{path}:{number}: not a sample ({error}); expected "
-                '{"chunks": [...], "contexts": [...], "latency": seconds}'
-            ) from None
+        except (ValueError, KeyError, TypeError) as error:
+            raise CliError(f"{path}:{number}: not a sample ({error}); {SAMPLE_FORMAT}") from None
     if not found:
-        raise CliError(f"{path}: no samples")
+        raise CliError(f"{path}: no samples; {SAMPLE_FORMAT}")
     return found
 
 
@@ -89,7 +103,8 @@ def fit(
     write_default: Annotated[
         bool,
         typer.Option(
-            "--write-default",
+            "--write-default/--no-write-default",
+            metavar=" ",
             help="Regenerate the packaged default predictor of --hardware/--model/--tp.",
         ),
     ] = False,
@@ -104,6 +119,8 @@ def fit(
 
     if not 0.0 < holdout < 1.0:
         raise CliError(f"--holdout={holdout} must be between 0 and 1")
+    if out is not None:
+        writable_file(out, "--out")
     if write_default:
         path = write_packaged(gpu, model, tp)
         console.print(f"wrote the default predictor {path}")
@@ -116,6 +133,12 @@ def fit(
     cut = max(1, int(len(data) * (1.0 - holdout)))
     if cut >= len(data):
         raise CliError(f"{len(data)} samples leave none held out")
+    if cut < FEW_SAMPLES:
+        err_console.print(
+            f"[yellow]warning: fitted on {cut} samples; a scenario with fewer than "
+            f"{FEW_SAMPLES} falls back to the global model, and the held-out error means little "
+            f"(`profile` times {DEFAULT_SAMPLES} by default)[/yellow]"
+        )
     predictor = fit_predictor(data[:cut], source=str(samples) if samples else hardware.name)
     if out is not None:
         predictor.save(out)
@@ -123,12 +146,20 @@ def fit(
     table = Table(title=f"held-out error, {len(data) - cut} of {len(data)} samples")
     for column in ("scenario", "samples", "MAE (ms)", "RMSE (ms)", "R²"):
         table.add_column(column, justify="right")
+    undefined = []
     for report in evaluate(predictor, data[cut:]):
+        if math.isnan(report.r2):
+            undefined.append(report.scenario)
         table.add_row(
             report.scenario,
             str(report.samples),
             f"{1000 * report.mae:.3f}",
             f"{1000 * report.rmse:.3f}",
-            f"{report.r2:.4f}",
+            fmt(report.r2, 4),
         )
     console.print(table)
+    if undefined:
+        err_console.print(
+            f"[yellow]warning: R² is undefined for {', '.join(undefined)}: fewer than two "
+            "held-out samples, or all with the same latency; give more samples[/yellow]"
+        )

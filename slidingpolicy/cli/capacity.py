@@ -26,8 +26,9 @@ from slidingpolicy.cli.options import (
     WorkloadOpt,
     parse_policies,
     run_spec,
+    writable_folder,
 )
-from slidingpolicy.cli.output import console, fmt, progress
+from slidingpolicy.cli.output import console, fmt, progress, trying
 
 
 def capacity(
@@ -46,16 +47,22 @@ def capacity(
     workers: WorkersOpt = None,
     out: OutOpt = Path("results/capacity"),
 ) -> None:
-    """Find each policy's capacity: the highest Poisson rate with ≥99% SLO attainment (2.5%)."""
+    """Find each policy's capacity: the highest Poisson rate with ≥99% SLO attainment.
+
+    The search brackets the rate, then bisects until the lowest failing rate is within 2.5%
+    (the search precision) of the highest passing one. Writes results.json, capacity.csv and
+    capacity.png under OUT.
+    """
     import attrs
 
-    from slidingpolicy.engine.capacity import capacities
+    from slidingpolicy.engine.capacity import PRECISION, capacities
     from slidingpolicy.engine.plots import plot_capacity
     from slidingpolicy.engine.results import capacity_rows, write_csv, write_json
 
     chosen = parse_policies(policy)
     if not (math.isfinite(start) and start > 0):
         raise CliError(f"--start={start} must be a finite rate > 0")
+    writable_folder(out)
     base = run_spec(
         chosen[0],
         gpu,
@@ -70,23 +77,34 @@ def capacity(
         slo_tiers,
         predictor=predictor,
     )
-    with progress("capacity search", len(chosen)) as advance:
+    with progress("capacity search", len(chosen)) as ticker:
         found = capacities(
             [attrs.evolve(base, policy=p) for p in chosen],
             start,
             workers=workers,
-            on_done=lambda _: advance(1),
+            on_done=lambda _: ticker(1),
+            on_round=lambda trials: ticker.note(trying(trials)),
         )
     write_json(
-        out / "capacity.json", {"base": base.to_dict(), "capacity": [c.to_dict() for c in found]}
+        out / "results.json", {"base": base.to_dict(), "capacity": [c.to_dict() for c in found]}
     )
     write_csv(out / "capacity.csv", capacity_rows(found))
-    plot_capacity(found, out / "capacity.png", f"capacity on {workload}")
-    table = Table(title=f"capacity on {workload}, {requests} requests per trial")
+    hardware = base.hardware.build().name
+    plot_capacity(
+        {c.policy: [c.capacity] for c in found},
+        out / "capacity.png",
+        f"capacity on {workload}, {hardware}, {requests} requests per trial",
+    )
+    table = Table(title=f"capacity on {workload}, {hardware}, {requests} requests per trial")
     table.add_column("policy", no_wrap=True)
-    table.add_column("capacity (req/s)", justify="right")
+    table.add_column("capacity (req/s)", justify="right", no_wrap=True)
+    table.add_column("lowest failing (req/s)", justify="right")
     table.add_column("trials", justify="right")
     for c in found:
-        table.add_row(c.policy, fmt(c.capacity, 3), str(len(c.trials)))
+        table.add_row(c.policy, fmt(c.capacity, 3), fmt(c.failing, 3), str(len(c.trials)))
     console.print(table)
-    console.print(f"results in {out}/")
+    console.print(
+        "capacity: highest passing rate; lowest failing: the lowest rate above it that "
+        f"missed 99% (within {100 * PRECISION:g}%, the search precision)"
+    )
+    console.print(f"results in {out}/ (results.json, capacity.csv, capacity.png)")

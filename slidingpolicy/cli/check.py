@@ -1,51 +1,127 @@
-"""`slidingpolicy check`: a recorded run's plans checked against the invariants."""
+"""`slidingpolicy check`: a recorded run's plans checked against the invariants.
+
+The log format is documented in docs/log-format.md (and `slidingpolicy.codec`).
+"""
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
-from slidingpolicy.cli.options import EXIT_BAD_INPUT, CliError
+from slidingpolicy.cli.options import (
+    EXIT_BAD_INPUT,
+    CliError,
+)
 from slidingpolicy.cli.output import console
 from slidingpolicy.errors import SlidingPolicyError
+
+EXIT_BROKEN = 1
+LOG_FORMAT = (
+    'expected JSONL, one {"state": ..., "plan": ..., "token_budget": int | null} per line '
+    "(docs/log-format.md)"
+)
 
 
 def check(
     log: Annotated[Path, typer.Argument(help="JSONL log of (state, plan) pairs, from any engine.")],
+    predictor: Annotated[
+        Path | None,
+        typer.Option(
+            "--predictor",
+            help="Recompute T̂ with this predictor JSON (from `slidingpolicy fit --out`).",
+            rich_help_panel="Predictor",
+        ),
+    ] = None,
+    gpu: Annotated[
+        str | None,
+        typer.Option(
+            "--hardware",
+            help="Recompute T̂ with this GPU's packaged predictor (rtx3090, a100-80g, h100).",
+            rich_help_panel="Predictor",
+        ),
+    ] = None,
+    model: Annotated[
+        str,
+        typer.Option(
+            "--model",
+            help="Model, with --hardware: qwen2.5-7b or llama3-8b.",
+            rich_help_panel="Predictor",
+        ),
+    ] = "qwen2.5-7b",
+    tp: Annotated[
+        int,
+        typer.Option(
+            "--tp",
+            min=1,
+            help="Tensor-parallel GPUs, with --hardware.",
+            rich_help_panel="Predictor",
+        ),
+    ] = 2,
 ) -> None:
     """Check every plan of a recorded run against the invariants; report, never crash.
 
-    Exit 0 when all plans hold, 1 when some break an invariant, 2 on malformed lines.
+    Invariants 6 and 7 compare the plan's predicted latency with deadlines: give --predictor
+    or --hardware/--model/--tp to recompute it from the batch instead of trusting the log.
+    Exit 0 when every plan holds, 1 when some break an invariant, 2 when the log has malformed
+    lines (or none at all), 3 when it has both.
     """
+    from slidingpolicy._io import read_text
     from slidingpolicy.codec import parse_line
     from slidingpolicy.invariants import check_plan
 
-    if not log.is_file():
-        raise CliError(f"{log}: no such log file")
-    plans = broken = malformed = 0
-    with log.open() as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                state, plan, budget = parse_line(line)
-            except SlidingPolicyError as error:
-                malformed += 1
-                print(f"{log}:{number}: malformed: {error}", file=sys.stderr)
-                continue
-            plans += 1
-            violations = check_plan(state, plan, token_budget=budget)
-            if violations:
-                broken += 1
-                for v in violations:
-                    print(f"{log}:{number}: t={state.now:.6f}s {v}")
+    judge = _predictor(predictor, gpu, model, tp)
+    text = read_text(log, CliError, LOG_FORMAT)
+    plans = broken = malformed = unbudgeted = 0
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            state, plan, budget = parse_line(line)
+        except SlidingPolicyError as error:
+            malformed += 1
+            print(f"{log}:{number}: malformed: {error}", file=sys.stderr)
+            continue
+        plans += 1
+        unbudgeted += budget is None
+        violations = check_plan(state, plan, token_budget=budget, predictor=judge)
+        if violations:
+            broken += 1
+            for v in violations:
+                print(f"{log}:{number}: t={state.now:.6f}s {v}")
+    if plans == 0 and malformed == 0:
+        raise CliError(f"{log}: no plans to check (the log is empty); {LOG_FORMAT}")
     console.print(
         f"{plans} plans checked: {broken} break an invariant, {malformed} malformed lines"
     )
-    if malformed:
-        raise typer.Exit(EXIT_BAD_INPUT)
-    if broken:
-        raise typer.Exit(1)
+    if unbudgeted:
+        console.print(
+            f"[yellow]{unbudgeted} plans have token_budget null: invariant 4 not checked[/yellow]"
+        )
+    if judge is None:
+        console.print(
+            "invariants 6-7 used each plan's own predicted_latency; pass --predictor or "
+            "--hardware to recompute it"
+        )
+    code = (EXIT_BROKEN if broken else 0) | (EXIT_BAD_INPUT if malformed else 0)
+    if code:
+        raise typer.Exit(code)
+
+
+def _predictor(path: Path | None, gpu: str | None, model: str, tp: int) -> Any:
+    """The predictor to recompute T̂ with: a file, a built-in hardware's default, or None."""
+    if path is not None and gpu is not None:
+        raise CliError("give --predictor or --hardware, not both")
+    if path is not None:
+        from slidingpolicy.predictor import LatencyPredictor
+
+        return LatencyPredictor.load(path)
+    if gpu is None:
+        return None
+    from slidingpolicy.engine.sweep import HardwareSpec
+
+    spec = HardwareSpec(gpu, model, tp)
+    spec.build()
+    return spec.predictor()

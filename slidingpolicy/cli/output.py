@@ -3,33 +3,69 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+)
 
 console = Console()
 err_console = Console(stderr=True)
 
 
+class Ticker:
+    """A progress bar's handle: `ticker(n)` advances it by n; `note(text)` shows what runs."""
+
+    def __init__(self, bar: Progress, task: TaskID, label: str) -> None:
+        self._bar, self._task, self._label = bar, task, label
+
+    def __call__(self, n: int) -> None:
+        self._bar.advance(self._task, n)
+
+    def note(self, text: str) -> None:
+        """Show `text` after the bar's label."""
+        self._bar.update(self._task, description=f"{self._label}: {text}")
+
+
 @contextmanager
-def progress(label: str, total: int) -> Iterator[Callable[[int], None]]:
-    """A rich progress bar; yields `advance(n)`."""
+def progress(label: str, total: int) -> Iterator[Ticker]:
+    """A rich progress bar on stderr, gone when done; none when stderr is not a terminal."""
     columns = (
         TextColumn("{task.description}"),
         BarColumn(),
         MofNCompleteColumn(),
         TimeElapsedColumn(),
     )
-    with Progress(*columns, console=err_console, transient=True) as bar:
-        task = bar.add_task(label, total=total)
-        yield lambda n: bar.advance(task, n)
+    quiet = not err_console.is_terminal
+    with Progress(*columns, console=err_console, transient=True, disable=quiet) as bar:
+        yield Ticker(bar, bar.add_task(label, total=total), label)
+
+
+def trying(trials: list[tuple[str, float]]) -> str:
+    """The rates a capacity round tries, per policy ("slidingserve 1.2, 1.4/s"), or their range
+    when that is too long for one line."""
+    rates: dict[str, list[float]] = {}
+    for policy, rate in trials:
+        rates.setdefault(policy, []).append(rate)
+    text = "trying " + "; ".join(
+        f"{p} {', '.join(f'{r:.3g}' for r in rs)}/s" for p, rs in rates.items()
+    )
+    if len(text) <= 48:
+        return text
+    every = [rate for _, rate in trials]
+    return f"trying {len(every)} rates, {min(every):.3g}–{max(every):.3g}/s"
 
 
 def fmt(value: float | None, digits: int = 3) -> str:
-    """`value` with `digits` decimals; a dash when it is missing or NaN."""
-    if value is None or (isinstance(value, float) and math.isnan(value)):
+    """`value` with `digits` decimals; a dash when it is missing, NaN or infinite."""
+    if value is None or not math.isfinite(value):
         return "—"
     return f"{value:.{digits}f}"
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -23,6 +24,8 @@ from slidingpolicy.cli.options import (
     TraceOpt,
     WorkloadOpt,
     run_spec,
+    writable_file,
+    writable_folder,
 )
 from slidingpolicy.cli.output import console, fmt, ms, pct, progress
 
@@ -36,9 +39,13 @@ def simulate(
         typer.Option(
             "--rate",
             "-r",
-            help="Poisson arrival rate (req/s); with --trace, rescale its times to this mean rate.",
+            help=(
+                "Poisson arrival rate (req/s) [default: 1]. With a --trace that records arrival "
+                "times, those times are replayed as recorded unless --rate is given, which "
+                "rescales them to this mean rate; a trace without times arrives at Poisson --rate."
+            ),
         ),
-    ] = 1.0,
+    ] = None,
     gpu: GpuOpt = "rtx3090",
     model: ModelOpt = "qwen2.5-7b",
     tp: TpOpt = 2,
@@ -56,13 +63,22 @@ def simulate(
     ] = None,
     out: OutOpt = Path("results/simulate"),
 ) -> None:
-    """Run one policy on one workload and print its SLO attainment and latencies."""
+    """Run one policy on one workload and print its SLO attainment and latencies.
+
+    Writes results.json, timings.json, requests.csv (one row per request: data set, tier,
+    arrival, lengths, SLOs and outcome) and requests.png under OUT.
+    """
+    from slidingpolicy._io import replace_atomically
     from slidingpolicy.codec import log_line
-    from slidingpolicy.engine.results import outcome_rows, write_csv, write_json
+    from slidingpolicy.engine.plots import plot_requests
+    from slidingpolicy.engine.results import request_rows, write_csv, write_json
     from slidingpolicy.engine.simulator import simulate as run_engine
     from slidingpolicy.engine.sweep import predictor_of
     from slidingpolicy.policies import by_name
 
+    writable_folder(out)
+    if log is not None:
+        writable_file(log, "--log")
     spec = run_spec(
         policy,
         gpu,
@@ -81,28 +97,27 @@ def simulate(
     )
     work = spec.workload.build(spec.arrivals, spec.seed)
     engine_policy = by_name(policy, predictor_of(spec))
-    handle = None if log is None else log.open("w")
+    hardware = spec.hardware.build()
+    with ExitStack() as stack:
+        on_plan = None
+        if log is not None:
+            handle = stack.enter_context(stack.enter_context(replace_atomically(log)).open("w"))
 
-    def write(state: Any, plan: Any, budget: int) -> None:
-        assert handle is not None
-        handle.write(log_line(state, plan, budget) + "\n")
+            def on_plan(state: Any, plan: Any, budget: int) -> None:
+                handle.write(log_line(state, plan, budget) + "\n")
 
-    try:
         with progress(f"{policy}", len(work)) as advance:
             output = run_engine(
                 engine_policy,
                 work,
-                spec.hardware.build(),
+                hardware,
                 seed,
                 spec.options,
-                on_plan=None if handle is None else write,
+                on_plan=on_plan,
                 progress=advance,
             )
-    finally:
-        if handle is not None:
-            handle.close()
     m = output.metrics
-    ids = [r.id for r in work.requests]
+    rows = request_rows(work, output.outcome)
     write_json(
         out / "results.json",
         {
@@ -110,11 +125,18 @@ def simulate(
             "metrics": m.to_dict(),
             "stalled": output.stalled,
             "end": output.end,
-            "requests": outcome_rows(ids, output.outcome),
+            "requests": rows,
         },
     )
     write_json(out / "timings.json", output.stats.to_dict())
-    write_csv(out / "requests.csv", outcome_rows(ids, output.outcome))
+    write_csv(out / "requests.csv", rows)
+    plot_requests(
+        work,
+        output.outcome,
+        out / "requests.png",
+        f"{policy} on {Path(spec.workload.label).name}, {requests} requests, {hardware.name}\n"
+        f"{pct(m.attainment)} met their SLO",
+    )
     table = Table(title=f"{policy} on {spec.workload.label}, {requests} requests")
     table.add_column("metric")
     table.add_column("value", justify="right")

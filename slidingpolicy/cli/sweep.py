@@ -25,6 +25,7 @@ from slidingpolicy.cli.options import (
     parse_policies,
     parse_rates,
     run_spec,
+    writable_folder,
 )
 from slidingpolicy.cli.output import console, pct, progress
 
@@ -60,6 +61,7 @@ def sweep_command(
 
     chosen = parse_policies(policy)
     rate_list = parse_rates(rates)
+    writable_folder(out)
     base = run_spec(
         chosen[0],
         gpu,
@@ -74,12 +76,13 @@ def sweep_command(
         slo_tiers,
         predictor=predictor,
     )
-    with progress("sweep", len(chosen) * len(rate_list)) as advance:
-        runs = sweep(base, chosen, rate_list, workers, on_done=lambda _: advance(1))
+    with progress("sweep", len(chosen) * len(rate_list)) as ticker:
+        runs = sweep(base, chosen, rate_list, workers, on_done=lambda _: ticker(1))
     write_json(out / "results.json", runs_document(runs))
     write_json(out / "timings.json", timings_document(runs))
     write_csv(out / "sweep.csv", sweep_rows(runs))
-    plot_sweep(runs, out / "sweep.png", f"{workload}, {requests} requests per run")
+    hardware = base.hardware.build().name
+    plot_sweep(runs, out / "sweep.png", f"{workload}, {hardware}, {requests} requests per run")
     table = Table(title=f"SLO attainment on {workload}")
     table.add_column("policy", no_wrap=True)
     for r in rate_list:
@@ -87,4 +90,4 @@ def sweep_command(
     for p in chosen:
         table.add_row(p, *(pct(r.metrics.attainment) for r in runs if r.spec.policy == p))
     console.print(table)
-    console.print(f"results in {out}/")
+    console.print(f"results in {out}/ (results.json, timings.json, sweep.csv, sweep.png)")

@@ -17,14 +17,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Generator, Sequence
-from concurrent.futures import Executor, ProcessPoolExecutor
 from typing import Any
 
 import attrs
 
 from slidingpolicy import _validate
 from slidingpolicy.engine.metrics import SLO_TARGET
-from slidingpolicy.engine.sweep import RunSpec, RunSummary, default_workers, run
+from slidingpolicy.engine.sweep import RunSpec, RunSummary, WorkerPool, default_workers, run
 
 PRECISION = 0.025
 MIN_RATE = 1.0 / 64
@@ -97,10 +96,12 @@ def capacities(
     workers: int | None = None,
     known: Sequence[Sequence[Trial]] | None = None,
     on_done: Callable[[CapacityResult], None] | None = None,
+    on_round: Callable[[list[tuple[str, float]]], None] | None = None,
 ) -> list[CapacityResult]:
     """One capacity search per spec (e.g. one per policy), all over one process pool.
 
     `known[i]` are trials of `bases[i]` already run at full length (same seed and size).
+    `on_round` is told the (policy, rate) trials of each round before they run.
     """
     _validate.positive("capacity search", "start", start)
     _validate.positive("capacity search", "precision", precision)
@@ -127,13 +128,15 @@ def capacities(
             if on_done is not None:
                 on_done(found)
 
-    pool: Executor | None = ProcessPoolExecutor(count) if count > 1 else None
+    pool = WorkerPool(count) if count > 1 else None
     try:
         for i in range(len(bases)):
             advance(i, None)
         while pending:
             jobs = [(i, r) for i, rates in sorted(pending.items()) for r in rates]
             pending.clear()
+            if on_round is not None:
+                on_round([(bases[i].policy, r) for i, r in jobs])
             todo = [specs[i].with_rate(r) for i, r in jobs]
             summaries: list[RunSummary] = (
                 list(pool.map(run, todo)) if pool is not None else [run(s) for s in todo]
@@ -144,6 +147,10 @@ def capacities(
                 got.setdefault(i, []).append(summary.metrics.attainment)
             for i, attainments in got.items():
                 advance(i, attainments)
+    except BaseException:
+        if pool is not None:
+            pool.abandon()
+        raise
     finally:
         if pool is not None:
             pool.shutdown()

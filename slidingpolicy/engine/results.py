@@ -15,9 +15,11 @@ from typing import Any
 
 import numpy as np
 
+from slidingpolicy._io import replace_atomically, write_text
 from slidingpolicy.engine.capacity import CapacityResult
 from slidingpolicy.engine.metrics import Metrics, RequestOutcome
 from slidingpolicy.engine.sweep import RunSummary
+from slidingpolicy.workloads import Workload
 
 METRIC_COLUMNS = (
     "attainment",
@@ -69,6 +71,26 @@ def outcome_rows(ids: Sequence[str], outcome: RequestOutcome) -> list[dict[str, 
     return [{"id": rid, **{k: lists[k][i] for k in lists}} for i, rid in enumerate(ids)]
 
 
+def request_rows(workload: Workload, outcome: RequestOutcome) -> list[dict[str, Any]]:
+    """One row per request: what the workload asked (data set, tier, arrival, lengths, SLOs),
+    then its outcome, so that misses can be analysed per class."""
+    outcomes = outcome_rows([r.id for r in workload.requests], outcome)
+    return [
+        {
+            "id": r.id,
+            "dataset": r.source,
+            "tier": r.tier,
+            "arrival": r.arrival,
+            "prompt_tokens": r.prompt_tokens,
+            "output_tokens": r.output_tokens,
+            "ttft_slo": r.ttft_slo,
+            "tbt_slo": r.tbt_slo,
+            **row,
+        }
+        for r, row in zip(workload.requests, outcomes, strict=True)
+    ]
+
+
 def metrics_row(label: dict[str, Any], metrics: Metrics) -> dict[str, Any]:
     """A table row: the label columns, then the metrics users compare."""
     values = metrics.to_dict()
@@ -76,9 +98,8 @@ def metrics_row(label: dict[str, Any], metrics: Metrics) -> dict[str, Any]:
 
 
 def write_csv(path: Path, rows: Sequence[dict[str, Any]]) -> None:
-    """Rows (dicts with the same keys) as CSV; None as an empty cell."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w", newline="") as handle:
+    """Rows (dicts with the same keys) as CSV, atomically; None as an empty cell."""
+    with replace_atomically(path) as temporary, temporary.open("w", newline="") as handle:
         if not rows:
             return
         writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
@@ -88,9 +109,8 @@ def write_csv(path: Path, rows: Sequence[dict[str, Any]]) -> None:
 
 
 def write_json(path: Path, data: Any) -> None:
-    """`dumps(data)` to `path`, creating the folder."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(dumps(data))
+    """`dumps(data)` to `path`, creating the folder; atomically (a temporary file, renamed)."""
+    write_text(path, dumps(data))
 
 
 def runs_document(runs: Sequence[RunSummary]) -> dict[str, Any]:
@@ -106,9 +126,15 @@ def timings_document(runs: Sequence[RunSummary]) -> dict[str, Any]:
 
 
 def capacity_rows(results: Sequence[CapacityResult]) -> list[dict[str, Any]]:
-    """One row per policy: capacity and the lowest failing rate."""
+    """One row per policy: the capacity, the lowest rate above it that failed (the search
+    stops when it is within the precision of the capacity; empty if none failed), the trials."""
     return [
-        {"policy": r.policy, "capacity": r.capacity, "failing": r.failing, "trials": len(r.trials)}
+        {
+            "policy": r.policy,
+            "capacity": r.capacity,
+            "lowest_failing_rate": r.failing,
+            "trials": len(r.trials),
+        }
         for r in results
     ]
 

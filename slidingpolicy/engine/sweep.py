@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import math
 import os
+import signal
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
+from types import TracebackType
 from typing import Any
 
 import attrs
@@ -182,6 +184,37 @@ def run(spec: RunSpec) -> RunSummary:
     )
 
 
+def _ignore_interrupts() -> None:
+    """Leave Ctrl-C to the parent process, which stops the pool (`WorkerPool`)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+class WorkerPool(ProcessPoolExecutor):
+    """A process pool whose workers ignore Ctrl-C; on an exception (Ctrl-C included) leaving
+    its `with` block, or on `abandon`, queued runs are cancelled and workers stopped at once."""
+
+    def __init__(self, workers: int) -> None:
+        super().__init__(max_workers=workers, initializer=_ignore_interrupts)
+
+    def abandon(self) -> None:
+        """Cancel what has not started and terminate the workers."""
+        processes = list((self._processes or {}).values())
+        self.shutdown(wait=False, cancel_futures=True)
+        for process in processes:
+            process.terminate()
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        trace: TracebackType | None,
+    ) -> bool | None:
+        if kind is not None:
+            self.abandon()
+            return None
+        return super().__exit__(kind, error, trace)
+
+
 def default_workers() -> int:
     """Both cores here: one worker per CPU this process may use."""
     return max(1, len(os.sched_getaffinity(0)))
@@ -202,12 +235,15 @@ def run_many(
                 on_done(result)
             results.append(result)
         return results
-    with ProcessPoolExecutor(max_workers=min(count, len(specs))) as pool:
+    with WorkerPool(min(count, len(specs))) as pool:
         futures = [pool.submit(run, spec) for spec in specs]
-        for future in futures:
-            future.add_done_callback(
-                lambda f: on_done(f.result()) if on_done is not None and not f.exception() else None
-            )
+        if on_done is not None:
+            for future in futures:
+                future.add_done_callback(
+                    lambda f: (
+                        on_done(f.result()) if not f.cancelled() and f.exception() is None else None
+                    )
+                )
         return [future.result() for future in futures]
 
 

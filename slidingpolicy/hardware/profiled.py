@@ -29,13 +29,16 @@ from __future__ import annotations
 
 import bisect
 import csv
+import io
 import math
+from collections.abc import Iterator
 from pathlib import Path
 
 import attrs
 import numpy as np
 
 from slidingpolicy._arrays import float_read_only
+from slidingpolicy._io import MAX_TOKENS, read_text
 from slidingpolicy.errors import InvalidRecordError, TraceFormatError, UnknownNameError
 from slidingpolicy.hardware.overlay import DenseOverlay
 from slidingpolicy.hardware.roofline import FloatArray, RooflineModel
@@ -118,41 +121,12 @@ class ProfiledModel(DenseOverlay):
 
 def read_profile(path: Path, roofline: RooflineModel) -> tuple[FloatArray, FloatArray]:
     """Token grid and summed non-attention seconds per iteration, from a Vidur profile CSV."""
+    text = read_text(path, TraceFormatError, FORMAT)
+    reader = csv.reader(io.StringIO(text, newline=""))
     try:
-        handle = path.open(newline="")
-    except OSError as error:
-        raise TraceFormatError(f"{path}: cannot read ({error.strerror}); {FORMAT}") from None
-    with handle:
-        reader = csv.reader(handle)
-        header = next(reader, None)
-        if header is None:
-            raise TraceFormatError(f"{path}:1: empty file; {FORMAT}")
-        column = {name: index for index, name in enumerate(header)}
-        wanted = [f"time_stats.{op}.median" for op in PER_LAYER_OPS]
-        required = ("num_tokens", "num_tensor_parallel_workers", *wanted)
-        missing = [name for name in required if name not in column]
-        if missing:
-            raise TraceFormatError(f"{path}:1: missing column(s) {', '.join(missing)}; {FORMAT}")
-        once = [f"time_stats.{op}.median" for op in PER_ITERATION_OPS]
-        once = [name for name in once if name in column]
-        sums: dict[int, list[float]] = {}
-        seen_tp: set[int] = set()
-        for row in reader:
-            line = reader.line_num
-            if len(row) != len(header):
-                raise TraceFormatError(
-                    f"{path}:{line}: {len(row)} fields, header has {len(header)}; {FORMAT}"
-                )
-            tp = _int(path, line, row[column["num_tensor_parallel_workers"]], "tp")
-            seen_tp.add(tp)
-            if tp != roofline.tp:
-                continue
-            _check_shape(path, line, row, column, roofline)
-            tokens = _int(path, line, row[column["num_tokens"]], "num_tokens")
-            layer = sum(_ms(path, line, row[column[name]], name) for name in wanted)
-            iteration = sum(_ms(path, line, row[column[name]], name) for name in once)
-            seconds = 1e-3 * (roofline.model.layers * layer + iteration)
-            sums.setdefault(tokens, []).append(seconds)
+        sums, seen_tp = _read_rows(path, reader, roofline)
+    except csv.Error as error:
+        raise TraceFormatError(f"{path}:{reader.line_num}: {error}; {FORMAT}") from None
     if roofline.tp not in seen_tp:
         raise UnknownNameError(
             f"tensor-parallel degree in {path.name}", str(roofline.tp), [str(t) for t in seen_tp]
@@ -161,16 +135,55 @@ def read_profile(path: Path, roofline: RooflineModel) -> tuple[FloatArray, Float
     return grid, np.array([sum(sums[int(t)]) / len(sums[int(t)]) for t in grid])
 
 
+def _read_rows(
+    path: Path, reader: Iterator[list[str]], roofline: RooflineModel
+) -> tuple[dict[int, list[float]], set[int]]:
+    """Seconds per iteration at each token count of `roofline.tp`, and every tp in the file."""
+    header = next(reader, None)
+    if header is None:
+        raise TraceFormatError(f"{path}:1: empty file; {FORMAT}")
+    column = {name: index for index, name in enumerate(header)}
+    wanted = [f"time_stats.{op}.median" for op in PER_LAYER_OPS]
+    required = ("num_tokens", "num_tensor_parallel_workers", *wanted)
+    missing = [name for name in required if name not in column]
+    if missing:
+        raise TraceFormatError(f"{path}:1: missing column(s) {', '.join(missing)}; {FORMAT}")
+    once = [f"time_stats.{op}.median" for op in PER_ITERATION_OPS]
+    once = [name for name in once if name in column]
+    sums: dict[int, list[float]] = {}
+    seen_tp: set[int] = set()
+    for line, row in enumerate(reader, start=2):
+        if len(row) != len(header):
+            raise TraceFormatError(
+                f"{path}:{line}: {len(row)} fields, header has {len(header)}; {FORMAT}"
+            )
+        tp = _int(path, line, row[column["num_tensor_parallel_workers"]], "tp")
+        seen_tp.add(tp)
+        if tp != roofline.tp:
+            continue
+        _check_shape(path, line, row, column, roofline)
+        tokens = _int(path, line, row[column["num_tokens"]], "num_tokens")
+        layer = sum(_ms(path, line, row[column[name]], name) for name in wanted)
+        iteration = sum(_ms(path, line, row[column[name]], name) for name in once)
+        seconds = 1e-3 * (roofline.model.layers * layer + iteration)
+        sums.setdefault(tokens, []).append(seconds)
+    if not seen_tp:
+        raise TraceFormatError(f"{path}:2: a header but no data rows; {FORMAT}")
+    return sums, seen_tp
+
+
 def _int(path: Path, line: int, text: str, field: str) -> int:
     try:
-        value = int(float(text))
+        number = float(text)
     except ValueError:
         raise TraceFormatError(
             f"{path}:{line}: {field}={text!r} is not a number; {FORMAT}"
         ) from None
-    if value < 1 or value != float(text):
-        raise TraceFormatError(f"{path}:{line}: {field}={text!r} must be an int >= 1; {FORMAT}")
-    return value
+    if not (math.isfinite(number) and number == int(number) and 1 <= number <= MAX_TOKENS):
+        raise TraceFormatError(
+            f"{path}:{line}: {field}={text!r} must be an int >= 1, <= {MAX_TOKENS:.0e}; {FORMAT}"
+        )
+    return int(number)
 
 
 def _ms(path: Path, line: int, text: str, field: str) -> float:

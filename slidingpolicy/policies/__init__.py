@@ -2,7 +2,7 @@
 
 from slidingpolicy.policies.fixed_budget import FixedBudget, Stateless
 from slidingpolicy.policies.qoserve import QoServe, QoServeConfig, QoServeState
-from slidingpolicy.policies.registry import by_name, names
+from slidingpolicy.policies.registry import by_name, names, summary
 from slidingpolicy.policies.slidingserve import SlidingServe, SlidingState
 
 __all__ = [
@@ -15,4 +15,5 @@ __all__ = [
     "Stateless",
     "by_name",
     "names",
+    "summary",
 ]

@@ -13,8 +13,9 @@ import attrs
 
 from slidingpolicy import _validate
 from slidingpolicy.admission import Admission, admit, greedy_allocations
+from slidingpolicy.errors import InvalidRecordError
 from slidingpolicy.fill import Fill
-from slidingpolicy.plan import BatchPlan
+from slidingpolicy.plan import BatchPlan, PlanPath
 from slidingpolicy.predictor.model import LatencyPredictor
 from slidingpolicy.request import Request
 from slidingpolicy.state import SchedulerState
@@ -40,7 +41,7 @@ def fill_plan(
     budget = max(0, min(budget, admission.prefill_cap, fill.total))
     return BatchPlan(
         allocations=greedy_allocations(admission.decodes, queue[: fill.pieces], budget),
-        path=path if admission.decodes or budget else "idle",
+        path=path if admission.decodes or budget else PlanPath.IDLE,
         prefill_budget=budget,
         predicted_latency=fill.price(0, budget),
         preempted=admission.preempted,
@@ -59,6 +60,12 @@ class FixedBudget:
 
     def __attrs_post_init__(self) -> None:
         _validate.integer(f"policy {self.name!r}", "token_budget", self.token_budget, 1)
+        _validate.instance(f"policy {self.name!r}", "predictor", self.predictor, LatencyPredictor)
+        paths = [p.value for p in PlanPath]
+        if self.name not in paths:
+            raise InvalidRecordError(
+                f"policy {self.name!r}", "name", f"is the path of its plans: one of {paths}"
+            )
 
     def init(self) -> Stateless:
         """Nothing to remember."""
@@ -66,6 +73,7 @@ class FixedBudget:
 
     def plan(self, pstate: Stateless, state: SchedulerState) -> tuple[BatchPlan, Stateless]:
         """Admit the decodes, then fill what is left of the budget down the ordered queue."""
+        _validate.instance(f"policy {self.name!r}", "state", state, SchedulerState)
         admission = admit(state, self.token_budget)
         queue = sorted(state.prefill_candidates, key=self.key)
         fill = Fill.of(self.predictor, admission.decodes, queue, reach=admission.prefill_cap)
@@ -74,7 +82,8 @@ class FixedBudget:
     def observe(
         self, pstate: Stateless, state: SchedulerState, plan: BatchPlan, latency: float
     ) -> Stateless:
-        """Nothing to learn."""
+        """Nothing to learn (a latency must still be one)."""
+        _validate.non_negative("observation", "latency", latency)
         return pstate
 
     def observe_decodes(

@@ -184,6 +184,11 @@ class QoServe:
     config: QoServeConfig = attrs.field(factory=QoServeConfig)
     name: str = NAME
 
+    def __attrs_post_init__(self) -> None:
+        record = f"policy {self.name!r}"
+        _validate.instance(record, "predictor", self.predictor, LatencyPredictor)
+        _validate.instance(record, "config", self.config, QoServeConfig)
+
     @property
     def token_budget(self) -> int:
         """The menu's largest entry."""
@@ -195,6 +200,8 @@ class QoServe:
 
     def plan(self, pstate: QoServeState, state: SchedulerState) -> tuple[BatchPlan, QoServeState]:
         """Relegate, order, admit the decodes, pick N from the menu, fill N − |D| tokens."""
+        _validate.instance(f"policy {self.name!r}", "pstate", pstate, QoServeState)
+        _validate.instance(f"policy {self.name!r}", "state", state, SchedulerState)
         now = state.now
         relegated = relegate(state.requests, pstate.relegated, now, pstate.throughput)
         kappa = self.config.kappa

@@ -13,7 +13,7 @@ from slidingpolicy.errors import InvalidRecordError, UnknownNameError
 from slidingpolicy.policies.qoserve import QoServe, QoServeConfig
 from slidingpolicy.policies.sarathi import sarathi
 from slidingpolicy.policies.sarathi_edf import sarathi_edf
-from slidingpolicy.policies.variants import FIXED, sliding_variant, variant_options
+from slidingpolicy.policies.variants import VARIANT_SUMMARIES, sliding_variant, variant_options
 from slidingpolicy.policies.vllm import vllm
 from slidingpolicy.policy import Policy
 from slidingpolicy.predictor.model import LatencyPredictor
@@ -21,10 +21,11 @@ from slidingpolicy.predictor.model import LatencyPredictor
 
 @attrs.frozen(slots=True)
 class Entry:
-    """How to build one registered policy, and the keyword options it accepts."""
+    """How to build one registered policy, the keyword options it accepts, and a line on it."""
 
     build: Callable[..., Policy[Any]]
     options: tuple[str, ...]
+    summary: str
 
 
 def qoserve(predictor: LatencyPredictor, **options: Any) -> QoServe:
@@ -35,11 +36,22 @@ def qoserve(predictor: LatencyPredictor, **options: Any) -> QoServe:
 _BUDGET = ("token_budget",)
 _REGISTRY: MappingProxyType[str, Entry] = MappingProxyType(
     {
-        "vllm": Entry(vllm, _BUDGET),
-        "sarathi": Entry(sarathi, _BUDGET),
-        "sarathi-edf": Entry(sarathi_edf, _BUDGET),
-        "qoserve": Entry(qoserve, tuple(f.name for f in attrs.fields(QoServeConfig))),
-        **{name: Entry(partial(sliding_variant, name), variant_options(name)) for name in FIXED},
+        "vllm": Entry(vllm, _BUDGET, "vLLM v1 default: FCFS, decodes first, 8192-token budget"),
+        "sarathi": Entry(
+            sarathi, _BUDGET, "Sarathi-Serve: FCFS, ongoing prefills first, 512 tokens"
+        ),
+        "sarathi-edf": Entry(
+            sarathi_edf, _BUDGET, "Sarathi-Serve's 512 tokens, prefills by TTFT deadline"
+        ),
+        "qoserve": Entry(
+            qoserve,
+            tuple(f.name for f in attrs.fields(QoServeConfig)),
+            "QoServe: deadline+κ·r order, menu chunk, eager relegation",
+        ),
+        **{
+            name: Entry(partial(sliding_variant, name), variant_options(name), summary)
+            for name, summary in VARIANT_SUMMARIES.items()
+        },
     }
 )
 
@@ -47,6 +59,14 @@ _REGISTRY: MappingProxyType[str, Entry] = MappingProxyType(
 def names() -> tuple[str, ...]:
     """Every registered policy: the baselines, then the variants of SlidingServe."""
     return tuple(_REGISTRY)
+
+
+def summary(name: str) -> str:
+    """One line on what the policy registered as `name` does."""
+    entry = _REGISTRY.get(name)
+    if entry is None:
+        raise UnknownNameError("policy", str(name), names())
+    return entry.summary
 
 
 def by_name(name: str, predictor: LatencyPredictor, **options: Any) -> Policy[Any]:

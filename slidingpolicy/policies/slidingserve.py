@@ -7,13 +7,14 @@ from collections.abc import Sequence
 import attrs
 import numpy as np
 
+from slidingpolicy import _validate
 from slidingpolicy.admission import Admission, admit, allocations, greedy_allocations
 from slidingpolicy.chunker import sliding_chunk
 from slidingpolicy.config import SlidingConfig
 from slidingpolicy.constructor import Construction, construct_batch
 from slidingpolicy.deadlines import window_deadlines
 from slidingpolicy.fill import Fill
-from slidingpolicy.plan import BatchPlan, Diagnostics
+from slidingpolicy.plan import BatchPlan, Diagnostics, PlanPath
 from slidingpolicy.predictor.features import DECODE, FloatArray, batch_features
 from slidingpolicy.predictor.fit import PredictorStats, solve
 from slidingpolicy.predictor.model import LatencyPredictor
@@ -41,6 +42,11 @@ class SlidingServe:
     config: SlidingConfig = attrs.field(factory=SlidingConfig)
     name: str = "slidingserve"
 
+    def __attrs_post_init__(self) -> None:
+        record = f"policy {self.name!r}"
+        _validate.instance(record, "predictor", self.predictor, LatencyPredictor)
+        _validate.instance(record, "config", self.config, SlidingConfig)
+
     @property
     def token_budget(self) -> int:
         """B_max."""
@@ -53,6 +59,8 @@ class SlidingServe:
 
     def plan(self, pstate: SlidingState, state: SchedulerState) -> tuple[BatchPlan, SlidingState]:
         """One iteration of Fig. 3."""
+        _validate.instance(f"policy {self.name!r}", "pstate", pstate, SlidingState)
+        _validate.instance(f"policy {self.name!r}", "state", state, SchedulerState)
         config, now = self.config, state.now
         admission = admit(state, config.max_batch_tokens)
         queue = order_candidates(state.prefill_candidates, now, state.prefill_throughput, config)
@@ -89,7 +97,7 @@ class SlidingServe:
             allocations=greedy_allocations(
                 admission.decodes, queue[: fill.pieces], decision.budget
             ),
-            path="chunker" if admission.decodes or decision.budget else "idle",
+            path=PlanPath.CHUNKER if admission.decodes or decision.budget else PlanPath.IDLE,
             prefill_budget=decision.budget,
             predicted_latency=latency,
             diagnostics=Diagnostics(t_cur=t_cur, t_next=t_next, budget_sum=decision.budget_sum),
@@ -102,6 +110,7 @@ class SlidingServe:
         self, pstate: SlidingState, state: SchedulerState, plan: BatchPlan, latency: float
     ) -> SlidingState:
         """Add (batch, latency) to the statistics; refit every `refit_every` observations."""
+        _validate.non_negative("observation", "latency", latency)
         if pstate.stats is None or not plan.allocations:
             return pstate
         by_id = {r.id: r for r in state.requests}
@@ -147,7 +156,7 @@ def _constructed(admission: Admission, built: Construction, diagnostics: Diagnos
     prefills: list[tuple[Request, int]] = [(r, r.remaining_prefill) for r in built.chosen]
     return BatchPlan(
         allocations=allocations(admission.decodes, prefills),
-        path="constructor",
+        path=PlanPath.CONSTRUCTOR,
         prefill_budget=sum(tokens for _, tokens in prefills),
         predicted_latency=built.latency,
         diagnostics=diagnostics,

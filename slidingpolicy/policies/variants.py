@@ -35,6 +35,16 @@ FIXED: MappingProxyType[str, MappingProxyType[str, object]] = MappingProxyType(
 )
 """The `SlidingConfig` fields each variant fixes."""
 
+VARIANT_SUMMARIES: MappingProxyType[str, str] = MappingProxyType(
+    {
+        "greedy": "one-step SLO chunking (eq. 3): MLPS, largest chunk in T_cur",
+        "sarathi-edf+sc": "ablation: EDF order + SlidingChunker (two-iteration window)",
+        "sarathi-edf+sc+mlps": "ablation: MLPS + SlidingChunker, no BatchConstructor",
+        "slidingserve": "the paper's: MLPS, SlidingChunker, BatchConstructor",
+    }
+)
+"""One line on each variant, in the order of `FIXED`."""
+
 OPTIONS: tuple[str, ...] = tuple(field.name for field in attrs.fields(SlidingConfig))
 """Every `SlidingConfig` field; a variant accepts those it does not fix."""
 

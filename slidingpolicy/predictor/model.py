@@ -11,6 +11,7 @@ import numpy as np
 
 from slidingpolicy import _validate
 from slidingpolicy._arrays import read_only
+from slidingpolicy._io import parse_json, read_text, write_text
 from slidingpolicy.errors import InvalidRecordError, PredictorFormatError
 from slidingpolicy.predictor.features import (
     NUM_FEATURES,
@@ -129,16 +130,24 @@ class LatencyPredictor:
             raise PredictorFormatError(f"{origin}: malformed predictor ({error})") from error
         except InvalidRecordError as error:
             raise PredictorFormatError(f"{origin}: {error}") from error
+        except ValueError as error:
+            raise PredictorFormatError(f"{origin}: malformed predictor ({error})") from error
 
-    def save(self, path: Path) -> None:
-        """Write the versioned JSON form."""
-        path.write_text(json.dumps(self.to_dict(), indent=2) + "\n")
+    def save(self, path: Path | str) -> None:
+        """Write the versioned JSON form (atomically: a temporary file, then a rename)."""
+        write_text(Path(path), json.dumps(self.to_dict(), indent=2) + "\n")
 
     @classmethod
-    def load(cls, path: Path) -> LatencyPredictor:
+    def load(cls, path: Path | str) -> LatencyPredictor:
         """Read a predictor written by `save`."""
+        if not isinstance(path, str | Path):
+            raise PredictorFormatError(f"path: must be a str or Path, got {type(path).__name__}")
+        formats = f"expected a {FORMAT} JSON file (written by `slidingpolicy fit --out`)"
+        text = read_text(path, PredictorFormatError, formats)
         try:
-            data = json.loads(path.read_text())
-        except (OSError, json.JSONDecodeError) as error:
-            raise PredictorFormatError(f"{path}: cannot read predictor ({error})") from error
+            data = parse_json(text)
+        except ValueError as error:
+            raise PredictorFormatError(
+                f"{path}: cannot read predictor: not JSON ({error}); {formats}"
+            ) from None
         return cls.from_dict(data, origin=str(path))

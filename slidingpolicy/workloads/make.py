@@ -35,6 +35,13 @@ def workload_names() -> tuple[str, ...]:
     return tuple(MIXES)
 
 
+def sources_of(name: str) -> tuple[str, ...]:
+    """The data sets a named workload draws from (their SLOs apply to its requests)."""
+    if name not in MIXES:
+        raise UnknownNameError("workload", name, workload_names())
+    return tuple(distribution.name for distribution, _ in MIXES[name])
+
+
 def _check_count(num_requests: int) -> None:
     if isinstance(num_requests, bool) or not isinstance(num_requests, int) or num_requests < 1:
         raise InvalidRecordError("workload", "num_requests", f"={num_requests!r} must be >= 1")
@@ -143,15 +150,17 @@ def _assemble(
     slo_tiers: bool,
 ) -> Workload:
     """Requests r0, r1, ... in arrival order, with their SLOs."""
+    tiers: list[int | None] = [None] * len(sources)
     if slo_tiers:
-        _, ttft, tbt = tiered_slos(outputs, tiers_rng, slo_scale)
+        drawn, ttft, tbt = tiered_slos(outputs, tiers_rng, slo_scale)
+        tiers = list(drawn.tolist())
     else:
         slos = {source: dataset_slo(source, slo_scale) for source in set(sources)}
         ttft = np.array([slos[s].ttft for s in sources])
         tbt = np.array([slos[s].tbt for s in sources])
     requests = tuple(
-        RequestSpec(f"r{i}", t, p, o, f, b, s)
-        for i, (t, p, o, f, b, s) in enumerate(
+        RequestSpec(f"r{i}", t, p, o, f, b, s, tier)
+        for i, (t, p, o, f, b, s, tier) in enumerate(
             zip(
                 times.tolist(),
                 prompts.tolist(),
@@ -159,6 +168,7 @@ def _assemble(
                 ttft.tolist(),
                 tbt.tolist(),
                 sources,
+                tiers,
                 strict=True,
             )
         )

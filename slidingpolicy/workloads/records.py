@@ -14,7 +14,8 @@ from slidingpolicy.errors import InvalidRecordError
 
 @attrs.frozen(slots=True)
 class RequestSpec:
-    """One request: when it arrives, its lengths, its SLOs (seconds) and its data set."""
+    """One request: when it arrives, its lengths, its SLOs (seconds), its data set and, under
+    QoServe's tiers, its tier (0 interactive, 1 and 2 batch)."""
 
     id: str
     arrival: float
@@ -23,6 +24,7 @@ class RequestSpec:
     ttft_slo: float
     tbt_slo: float
     source: str
+    tier: int | None = None
 
     def __attrs_post_init__(self) -> None:
         record = f"request {self.id!r}"
@@ -40,6 +42,8 @@ class RequestSpec:
             value = getattr(self, field)
             if not (isinstance(value, int | float) and math.isfinite(value) and value > 0):
                 raise InvalidRecordError(record, field, f"={value!r} must be finite and > 0")
+        if self.tier is not None and (type(self.tier) is not int or not 0 <= self.tier <= 2):
+            raise InvalidRecordError(record, "tier", f"={self.tier!r} must be 0, 1, 2 or None")
 
 
 @attrs.frozen(slots=True)

@@ -7,12 +7,14 @@
   ``TIMESTAMP,ContextTokens,GeneratedTokens``, TIMESTAMP an ISO date-time such as
   ``2023-11-16 18:15:46.6805900`` (UTC when it has no offset) or a number of seconds.
 
-Arrival times become seconds from the first request; they must not decrease.
+Arrival times become seconds from the first request; they must not decrease. Files are UTF-8,
+with or without a byte-order mark.
 """
 
 from __future__ import annotations
 
 import csv
+import io
 import math
 from datetime import UTC, datetime
 from pathlib import Path
@@ -22,6 +24,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from slidingpolicy._arrays import read_only
+from slidingpolicy._io import MAX_TOKENS, read_text
 from slidingpolicy.errors import TraceFormatError
 
 FORMATS = (
@@ -47,26 +50,26 @@ class Trace:
         return int(self.prompt_tokens.size)
 
 
-def load_trace(path: Path) -> Trace:
+def load_trace(path: Path | str) -> Trace:
     """Read a trace file of either format (module docstring); malformed input names file:line."""
+    path = Path(path)
+    reader = csv.reader(io.StringIO(read_text(path, TraceFormatError, FORMATS), newline=""))
     try:
-        handle = path.open(newline="")
-    except OSError as error:
-        raise TraceFormatError(f"{path}: cannot read ({error.strerror}); {FORMATS}") from None
-    with handle:
-        reader = csv.reader(handle)
         header = [name.strip() for name in next(reader, [])]
-        if all(name in header for name in VIDUR[:2]):
-            kind, (prompt_col, output_col, time_col) = "vidur", VIDUR
-        elif all(name in header for name in AZURE):
-            kind, (prompt_col, output_col, time_col) = "azure", AZURE
-        else:
-            raise TraceFormatError(f"{path}:1: unrecognized header {header}; {FORMATS}")
-        p, o = header.index(prompt_col), header.index(output_col)
-        t = header.index(time_col) if time_col in header else None
-        prompts: list[int] = []
-        outputs: list[int] = []
-        times: list[float] = []
+    except csv.Error as error:
+        raise TraceFormatError(f"{path}:1: {error}; {FORMATS}") from None
+    if all(name in header for name in VIDUR[:2]):
+        kind, (prompt_col, output_col, time_col) = "vidur", VIDUR
+    elif all(name in header for name in AZURE):
+        kind, (prompt_col, output_col, time_col) = "azure", AZURE
+    else:
+        raise TraceFormatError(f"{path}:1: unrecognized header {header}; {FORMATS}")
+    p, o = header.index(prompt_col), header.index(output_col)
+    t = header.index(time_col) if time_col in header else None
+    prompts: list[int] = []
+    outputs: list[int] = []
+    times: list[float] = []
+    try:
         for row in reader:
             line = reader.line_num
             if not row:
@@ -83,6 +86,8 @@ def load_trace(path: Path) -> Trace:
                     raise TraceFormatError(
                         f"{path}:{line}: {time_col} goes back in time; {FORMATS}"
                     )
+    except csv.Error as error:
+        raise TraceFormatError(f"{path}:{reader.line_num}: {error}; {FORMATS}") from None
     if not prompts:
         raise TraceFormatError(f"{path}:2: no requests; {FORMATS}")
     arrivals = None
@@ -105,8 +110,10 @@ def _count(path: Path, line: int, field: str, text: str) -> int:
         raise TraceFormatError(
             f"{path}:{line}: {field}={text!r} is not a number; {FORMATS}"
         ) from None
-    if not (math.isfinite(value) and value == int(value) and value >= 1):
-        raise TraceFormatError(f"{path}:{line}: {field}={text!r} must be an int >= 1; {FORMATS}")
+    if not (math.isfinite(value) and value == int(value) and 1 <= value <= MAX_TOKENS):
+        raise TraceFormatError(
+            f"{path}:{line}: {field}={text!r} must be an int >= 1, <= {MAX_TOKENS:.0e}; {FORMATS}"
+        )
     return int(value)
 
 

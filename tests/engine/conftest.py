@@ -39,7 +39,7 @@ class Fcfs:
         prefill = sum(a.tokens for a in allocations) - len(admission.decodes)
         plan = BatchPlan(
             allocations,
-            "fcfs",
+            "vllm",
             prefill,
             0.01,
             preempted=admission.preempted,

@@ -1,0 +1,270 @@
+"""The command line's bad-input table: each input gets one line on stderr, exit code 2, no
+traceback, and a message that says what is wrong.
+
+`{file}` in the arguments is replaced by a file holding the case's bytes, `{dir}` by a folder.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import NamedTuple
+
+import pytest
+
+from slidingpolicy.cli import main
+from slidingpolicy.hardware.profiled import PER_LAYER_OPS
+
+PROFILE_HEADER = ",".join(
+    ["num_tokens", "num_tensor_parallel_workers"]
+    + [f"time_stats.{op}.median" for op in PER_LAYER_OPS]
+)
+PROFILE_ROW = "{tokens},2," + ",".join(["0.01"] * len(PER_LAYER_OPS))
+VIDUR = "num_prefill_tokens,num_decode_tokens"
+SAMPLE = '{"chunks": [1], "contexts": [5], "latency": 0.01}\n'
+BINARY = bytes(range(128, 256)) * 4
+
+
+class Case(NamedTuple):
+    name: str
+    args: list[str]
+    needle: str
+    content: bytes | None = None
+
+
+def _trace(text: str) -> bytes:
+    return text.encode()
+
+
+CASES = [
+    # numeric options
+    Case("negative rate", ["simulate", "--rate", "-1"], "--rate"),
+    Case("NaN rate", ["simulate", "--rate", "nan"], "--rate"),
+    Case("infinite rate", ["simulate", "--rate", "inf"], "--rate"),
+    Case("zero requests", ["simulate", "--requests", "0"], "--requests"),
+    Case("negative requests", ["capacity", "--requests", "-3"], "--requests"),
+    Case("requests not a number", ["simulate", "--requests", "abc"], "--requests"),
+    Case("requests beyond memory", ["simulate", "-n", "100000000"], "550.0 GB"),
+    Case("negative seed", ["simulate", "--seed", "-5"], "--seed"),
+    Case("seed not a number", ["simulate", "--seed", "x"], "--seed"),
+    Case("demo negative seed", ["demo", "--seed", "-1"], "--seed"),
+    Case("demo zero requests", ["demo", "--requests", "0"], "--requests"),
+    Case("tensor parallel 0", ["simulate", "--tp", "0"], "--tp"),
+    Case("slo scale 0", ["simulate", "--slo-scale", "0"], "slo_scale"),
+    Case("slo scale NaN", ["simulate", "--slo-scale", "nan"], "slo_scale"),
+    Case("workers 0", ["sweep", "--workers", "0"], "--workers"),
+    Case("workers -1", ["capacity", "--workers", "-1"], "--workers"),
+    Case("capacity start 0", ["capacity", "--start", "0"], "--start"),
+    Case("capacity start NaN", ["capacity", "--start", "nan"], "--start"),
+    Case("profile 0 samples", ["profile", "--samples", "0"], "--samples"),
+    Case("holdout 2", ["fit", "--holdout", "2"], "holdout"),
+    Case("holdout 0", ["fit", "--holdout", "0"], "holdout"),
+    # names and lists
+    Case("unknown policy", ["simulate", "--policy", "fifo"], "known: greedy, qoserve, sarathi"),
+    Case("unknown hardware", ["simulate", "--hardware", "tpu"], "known: a100-80g, h100, rtx3090"),
+    Case("unknown model", ["simulate", "--model", "gpt5"], "known:"),
+    Case("unknown workload", ["simulate", "--workload", "chat"], "known: arxiv, mixed-v1"),
+    Case("empty policy list", ["sweep", "-p", ""], "name at least one policy"),
+    Case("policy list of commas", ["capacity", "-p", ",,"], "name at least one policy"),
+    Case("unknown policy in list", ["capacity", "--policy", "vllm,nope"], "unknown policy"),
+    Case("empty rates", ["sweep", "--rates", ""], "--rates"),
+    Case("rate not a number", ["sweep", "--rates", "1,x"], "--rates"),
+    Case("negative rate in list", ["sweep", "--rates", "1,-2"], "--rates"),
+    Case("zero rate in list", ["sweep", "--rates", "0"], "--rates"),
+    # the parser itself
+    Case("unknown command", ["nonsense"], "No such command"),
+    Case("unknown option", ["simulate", "--bogus"], "No such option"),
+    Case("flag given a value", ["simulate", "--strict", "true"], "unexpected extra argument"),
+    Case("check without a log", ["check"], "Missing argument"),
+    # trace files
+    Case("trace missing", ["simulate", "--trace", "/no/such/trace.csv"], "no such file"),
+    Case("trace is a folder", ["simulate", "--trace", "{dir}"], "is a directory"),
+    Case("trace binary", ["simulate", "--trace", "{file}"], ":1: not UTF-8", BINARY),
+    Case(
+        "trace binary on line 3",
+        ["simulate", "--trace", "{file}"],
+        ":3: not UTF-8",
+        _trace(f"{VIDUR}\n5,2\n") + b"\xff\xfe,2\n",
+    ),
+    Case(
+        "trace 1e20 tokens",
+        ["simulate", "--trace", "{file}"],
+        ":2: num_prefill_tokens='1e20'",
+        _trace(f"{VIDUR}\n1e20,2\n"),
+    ),
+    Case(
+        "trace infinite tokens",
+        ["simulate", "--trace", "{file}"],
+        "num_decode_tokens='inf'",
+        _trace(f"{VIDUR}\n5,inf\n"),
+    ),
+    Case(
+        "trace negative tokens",
+        ["simulate", "--trace", "{file}", "-n", "1"],
+        ":3: num_prefill_tokens='-3'",
+        _trace(f"{VIDUR}\n10,5\n-3,4\n"),
+    ),
+    Case(
+        "trace fractional tokens",
+        ["simulate", "--trace", "{file}"],
+        "must be an int",
+        _trace(f"{VIDUR}\n2.5,4\n"),
+    ),
+    Case(
+        "trace unknown header",
+        ["simulate", "--trace", "{file}"],
+        "unrecognized header",
+        _trace("prompt,output\n5,2\n"),
+    ),
+    Case("trace empty", ["simulate", "--trace", "{file}"], "unrecognized header", b""),
+    Case("trace header only", ["simulate", "--trace", "{file}"], "no requests", _trace(VIDUR)),
+    Case(
+        "trace short row",
+        ["simulate", "--trace", "{file}"],
+        ":2: 1 fields, header has 2",
+        _trace(f"{VIDUR}\n5\n"),
+    ),
+    Case(
+        "trace NUL byte",
+        ["simulate", "--trace", "{file}"],
+        "num_decode_tokens='\\x002' is not a number",
+        _trace(f"{VIDUR}\n5,\x002\n"),
+    ),
+    Case(
+        "trace time goes back",
+        ["simulate", "--trace", "{file}", "-n", "2"],
+        "goes back in time",
+        _trace(f"{VIDUR},arrived_at\n5,2,3.0\n5,2,1.0\n"),
+    ),
+    Case(
+        "trace bad timestamp",
+        ["simulate", "--trace", "{file}", "-n", "1"],
+        "neither seconds nor a date-time",
+        _trace("TIMESTAMP,ContextTokens,GeneratedTokens\nyesterday,5,2\n"),
+    ),
+    Case(
+        "more requests than the trace",
+        ["simulate", "--trace", "{file}"],
+        "--requests=300 but",
+        _trace(f"{VIDUR}\n5,2\n6,3\n"),
+    ),
+    # profile files
+    Case("profile missing", ["simulate", "--profile", "/no/such/profile.csv"], "no such file"),
+    Case("profile is a folder", ["profile", "--profile", "{dir}"], "is a directory"),
+    Case("profile binary", ["profile", "--profile", "{file}"], "not UTF-8", BINARY),
+    Case(
+        "profile header only",
+        ["profile", "--profile", "{file}"],
+        "a header but no data rows",
+        _trace(PROFILE_HEADER + "\n"),
+    ),
+    Case(
+        "profile infinite tokens",
+        ["profile", "--profile", "{file}"],
+        "num_tokens='inf'",
+        _trace(f"{PROFILE_HEADER}\n{PROFILE_ROW.format(tokens='inf')}\n"),
+    ),
+    Case(
+        "profile 1e400 tokens",
+        ["profile", "--profile", "{file}"],
+        "num_tokens='1e400'",
+        _trace(f"{PROFILE_HEADER}\n{PROFILE_ROW.format(tokens='1e400')}\n"),
+    ),
+    Case(
+        "profile missing columns",
+        ["profile", "--profile", "{file}"],
+        "missing column(s)",
+        _trace("num_tokens,num_tensor_parallel_workers\n8,2\n"),
+    ),
+    # predictor files
+    Case("predictor missing", ["simulate", "--predictor", "/no/such.json"], "no such file"),
+    Case("predictor binary", ["simulate", "--predictor", "{file}"], "not UTF-8", BINARY),
+    Case("predictor not JSON", ["simulate", "--predictor", "{file}"], "not JSON", b"{oops"),
+    Case(
+        "predictor of another format",
+        ["simulate", "--predictor", "{file}"],
+        "not a slidingpolicy.predictor file",
+        b'{"format": "other"}',
+    ),
+    Case("predictor is a folder", ["check", "x", "--predictor", "{dir}"], "is a directory"),
+    # samples files
+    Case("samples missing", ["fit", "--samples", "/no/such.jsonl"], "no such file"),
+    Case("samples binary", ["fit", "--samples", "{file}"], "not UTF-8", BINARY),
+    Case(
+        "samples 10**30 tokens",
+        ["fit", "--samples", "{file}"],
+        ":2: not a sample",
+        (
+            SAMPLE + '{"chunks": [1000000000000000000000000000000], "contexts": [5], "latency": 1}'
+        ).encode(),
+    ),
+    Case(
+        "samples 1e400 latency",
+        ["fit", "--samples", "{file}"],
+        "too large for a float",
+        b'{"chunks": [1], "contexts": [5], "latency": 1e400}',
+    ),
+    Case(
+        "samples NaN latency",
+        ["fit", "--samples", "{file}"],
+        "NaN",
+        b'{"chunks": [1], "contexts": [5], "latency": NaN}',
+    ),
+    Case("samples empty", ["fit", "--samples", "{file}"], "no samples", b"\n\n"),
+    Case("samples not JSON", ["fit", "--samples", "{file}"], ":1: not a sample", b"[1,"),
+    Case(
+        "sample without latency",
+        ["fit", "--samples", "{file}"],
+        "'latency'",
+        b'{"chunks": [1], "contexts": [5]}',
+    ),
+    # logs for check
+    Case("log missing", ["check", "/no/such/log.jsonl"], "no such file"),
+    Case("log is a folder", ["check", "{dir}"], "is a directory"),
+    Case("log empty", ["check", "{file}"], "no plans to check", b""),
+    Case("log binary", ["check", "{file}"], "not UTF-8", BINARY),
+    Case(
+        "check unknown hardware",
+        ["check", "{file}", "--hardware", "tpu"],
+        "unknown gpu 'tpu'",
+        b"x",
+    ),
+    Case(
+        "check two predictors",
+        ["check", "{file}", "--predictor", "p.json", "--hardware", "h100"],
+        "not both",
+        b"x",
+    ),
+    # where results go
+    Case("out is a file", ["simulate", "--out", "{file}"], "cannot write there", b"x"),
+    Case("log is a folder to write", ["simulate", "--log", "{dir}"], "is a directory"),
+    Case("profile out is a folder", ["profile", "--out", "{dir}"], "is a directory"),
+    Case("fit out is a folder", ["fit", "--out", "{dir}"], "is a directory"),
+    Case("sweep out under a file", ["sweep", "--out", "{file}/sub"], "cannot write there", b"x"),
+]
+
+
+def test_the_table_is_large_and_distinct() -> None:
+    assert len(CASES) >= 60
+    assert len({c.name for c in CASES}) == len(CASES)
+    assert len({(tuple(c.args), c.content) for c in CASES}) == len(CASES)
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_bad_input_is_one_line_exit_2_and_no_traceback(
+    case: Case, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    file = tmp_path / "input.txt"
+    if case.content is not None:
+        file.write_bytes(case.content)
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    args = [a.replace("{file}", str(file)).replace("{dir}", str(folder)) for a in case.args]
+    with pytest.raises(SystemExit) as done:
+        main(args)
+    captured = capsys.readouterr()
+    assert "Traceback" not in captured.out + captured.err
+    assert done.value.code == 2, captured
+    lines = captured.err.strip().splitlines()
+    assert len(lines) == 1, captured.err
+    assert lines[0].startswith("slidingpolicy: error: ")
+    assert case.needle in lines[0]

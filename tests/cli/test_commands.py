@@ -1,0 +1,305 @@
+"""The command line as users meet it: help, version, flags, traces, check, results and plots."""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+from rich.console import Console
+
+from slidingpolicy import LatencyPredictor, LinearModel
+from slidingpolicy.cli import main
+from slidingpolicy.cli.demo import demo_table
+from slidingpolicy.cli.output import trying
+from slidingpolicy.codec import parse_line
+from slidingpolicy.policies import names
+
+
+def _run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    with pytest.raises(SystemExit) as done:
+        main(args)
+    captured = capsys.readouterr()
+    code = done.value.code
+    return (code if isinstance(code, int) else 0), captured.out, captured.err
+
+
+def test_bare_command_prints_help_and_exits_0(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = _run([], capsys)
+    assert code == 0
+    assert "Usage" in out
+    assert "simulate" in out
+    assert "error" not in err
+
+
+def test_version(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = _run(["--version"], capsys)
+    assert code == 0
+    assert out.startswith("slidingpolicy 0.")
+
+
+def test_policies_lists_a_line_on_each(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = _run(["policies"], capsys)
+    assert code == 0
+    lines = out.strip().splitlines()
+    assert len(lines) == len(names())
+    for name, line in zip(names(), lines, strict=True):
+        assert line.split()[0] == name
+        assert len(line.split()) > 3, line
+
+
+def test_boolean_flags_have_a_negative_form_and_no_value(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    _, out, _ = _run(["simulate", "--help"], capsys)
+    assert "--no-strict" in out
+    assert "--no-slo-tiers" in out
+    strict = next(line for line in out.splitlines() if "--strict" in line)
+    assert "<bool>" not in strict
+
+
+def test_capacity_help_names_the_search_precision(capsys: pytest.CaptureFixture[str]) -> None:
+    _, out, _ = _run(["capacity", "--help"], capsys)
+    assert "search precision" in " ".join(out.split())
+
+
+def test_ctrl_c_says_interrupted_and_exits_130(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def interrupted(*args: Any, **kwargs: Any) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("slidingpolicy.engine.simulator.simulate", interrupted)
+    log = tmp_path / "plans.jsonl"
+    code, _, err = _run(["simulate", "-n", "5", "--log", str(log), "-o", str(tmp_path)], capsys)
+    assert code == 130
+    assert err.strip() == "slidingpolicy: interrupted"
+    assert list(tmp_path.iterdir()) == []  # no half-written log, not even a temporary one
+
+
+def test_out_is_checked_before_any_computation(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def never(*args: Any, **kwargs: Any) -> None:
+        raise AssertionError("ran before checking --out")
+
+    monkeypatch.setattr(sys.modules["slidingpolicy.engine.sweep"], "run_many", never)
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    code, _, err = _run(["sweep", "-n", "5", "--out", str(blocker / "sub")], capsys)
+    assert code == 2
+    assert "cannot write there" in err
+
+
+def _trace(path: Path, text: str) -> Path:
+    path.write_text(text)
+    return path
+
+
+def _document(out: Path) -> Any:
+    return json.loads((out / "results.json").read_text())
+
+
+def test_a_trace_without_times_arrives_at_poisson_rate(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    trace = _trace(tmp_path / "t.csv", "num_prefill_tokens,num_decode_tokens\n50,3\n80,2\n40,4\n")
+    out = tmp_path / "out"
+    code, _, err = _run(["simulate", "--trace", str(trace), "-n", "3", "-o", str(out)], capsys)
+    assert code == 0, err
+    assert _document(out)["spec"]["arrivals"] == {"kind": "poisson", "rate": 1.0}
+
+
+def test_recorded_times_are_replayed_unless_rate_is_given(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    text = "\ufeffnum_prefill_tokens,num_decode_tokens,arrived_at\n50,3,10\n80,2,12.5\n40,4,20\n"
+    trace = _trace(tmp_path / "t.csv", text)  # with a UTF-8 byte-order mark
+    out = tmp_path / "out"
+    code, _, err = _run(["simulate", "--trace", str(trace), "-n", "3", "-o", str(out)], capsys)
+    assert code == 0, err
+    rows = list(csv.DictReader((out / "requests.csv").open()))
+    assert [float(r["arrival"]) for r in rows] == [0.0, 2.5, 10.0]
+    args = ["simulate", "--trace", str(trace), "-n", "3", "-o", str(out), "--rate", "2"]
+    code, _, _ = _run(args, capsys)
+    rows = list(csv.DictReader((out / "requests.csv").open()))
+    assert [float(r["arrival"]) for r in rows] == [0.0, 0.25, 1.0]  # mean rate 2/s
+
+
+def test_simulate_writes_its_png_and_a_row_per_request_with_its_class(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "sim"
+    code, _, _ = _run(["simulate", "-n", "12", "--slo-tiers", "-o", str(out)], capsys)
+    assert code == 0
+    assert (out / "requests.png").read_bytes().startswith(b"\x89PNG")
+    rows = list(csv.DictReader((out / "requests.csv").open()))
+    assert len(rows) == 12
+    for column in ("arrival", "prompt_tokens", "output_tokens", "ttft_slo", "tbt_slo"):
+        assert all(float(r[column]) > 0 or column == "arrival" for r in rows)
+    assert {r["dataset"] for r in rows} <= {"sharegpt", "arxiv"}
+    assert {r["tier"] for r in rows} <= {"0", "1", "2"}
+    assert sorted(p.name for p in out.iterdir()) == [
+        "requests.csv",
+        "requests.png",
+        "results.json",
+        "timings.json",
+    ]
+
+
+def test_capacity_writes_results_json_and_explains_its_columns(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "cap"
+    args = ["capacity", "-p", "sarathi", "-n", "8", "--workers", "1", "-o", str(out)]
+    code, text, _ = _run(args, capsys)
+    assert code == 0
+    assert "capacity" in _document(out)
+    header = (out / "capacity.csv").read_text().splitlines()[0]
+    assert header == "policy,capacity,lowest_failing_rate,trials"
+    text = " ".join(text.split())
+    assert "lowest failing" in text
+    assert "search precision" in text
+    assert "qwen2.5-7b on 2× rtx3090" in text
+    assert "8 requests per trial" in text
+
+
+def test_fit_on_few_samples_warns_instead_of_printing_nan(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    samples = tmp_path / "s.jsonl"
+    code, _, _ = _run(["profile", "--samples", "3", "--out", str(samples)], capsys)
+    assert code == 0
+    code, out, err = _run(["fit", "--samples", str(samples)], capsys)
+    assert code == 0
+    assert "nan" not in out
+    assert "warning: fitted on 2 samples" in " ".join(err.split())
+    assert "R² is undefined" in err
+
+
+def test_the_demo_table_reads_at_80_columns() -> None:
+    policies = list(names())
+    rates = [0.5, 1.0, 1.5, 2.0]
+    metrics = SimpleNamespace(attainment=0.995, ttft_p99=1.234)
+    runs: Any = [SimpleNamespace(spec=SimpleNamespace(policy=p), metrics=metrics) for p in policies]
+    runs = [r for r in runs for _ in rates]
+    found: Any = [SimpleNamespace(capacity=12.345) for _ in policies]
+    console = Console(width=80, record=True)
+    console.print(demo_table(policies, rates, runs, found, "title"))
+    text = console.export_text()
+    assert max(len(line) for line in text.splitlines()) <= 80
+    assert "capacity" in text
+    assert "…" not in text
+    assert "sarathi-edf+sc+mlps" in text
+    assert "12.35" in text
+
+
+def test_capacity_progress_names_the_rates_tried() -> None:
+    assert trying([("slidingserve", 1.25), ("slidingserve", 1.5)]) == (
+        "trying slidingserve 1.25, 1.5/s"
+    )
+    many = [(p, 1.0 + i / 10) for i, p in enumerate(names())]
+    assert trying(many) == "trying 8 rates, 1–1.7/s"
+
+
+def _log_line(plan: dict[str, Any], budget: Any = 2048, **drop: bool) -> str:
+    state = {
+        "now": 0.888,
+        "prefill_throughput": 8000.0,
+        "kv_free_tokens": None,
+        "requests": [
+            {
+                "id": "d",
+                "arrival": 0.0,
+                "prompt_tokens": 100,
+                "prefilled": 100,
+                "generated": 1,
+                "ttft_slo": 1.0,
+                "tbt_slo": 0.1,
+            },  # next token due at 1.1 s: T_cur = 0.212 s
+            {
+                "id": "p",
+                "arrival": 0.5,
+                "prompt_tokens": 400,
+                "prefilled": 0,
+                "generated": 0,
+                "ttft_slo": 3.0,
+                "tbt_slo": 0.1,
+            },
+        ],
+    }
+    line = {"state": state, "plan": plan, "token_budget": budget}
+    for key in drop:
+        del line[key]
+    return json.dumps(line)
+
+
+ENLARGED = {
+    "allocations": [["d", 1], ["p", 340]],
+    "path": "chunker",
+    "prefill_budget": 340,
+    "predicted_latency": 0.2,  # what the engine claimed; 1 ms per prefill token says 0.340 s
+}
+
+
+def test_check_recomputes_the_latency_with_a_predictor(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    log = tmp_path / "log.jsonl"
+    log.write_text(_log_line(ENLARGED) + "\n")
+    code, out, _ = _run(["check", str(log)], capsys)
+    assert code == 0
+    assert "own predicted_latency" in " ".join(out.split())
+    flat = LinearModel(0.0, (0.0, 0.0, 0.0, 0.0, 0.0, 1e-3, 0.0))
+    predictor = tmp_path / "p.json"
+    LatencyPredictor(flat, flat, flat, fallback=flat).save(str(predictor))
+    code, out, _ = _run(["check", str(log), "--predictor", str(predictor)], capsys)
+    assert code == 1
+    assert "invariant 7: predicted latency 0.34s exceeds T_cur=0.212s" in out
+    code, out, _ = _run(["check", str(log), "--hardware", "rtx3090"], capsys)
+    assert "1 plans checked" in out
+
+
+@pytest.mark.parametrize(
+    ("line", "needle"),
+    [
+        (_log_line(ENLARGED, token_budget=True), "missing field 'token_budget'"),
+        (_log_line({**ENLARGED, "path": "chunkr"}), "path='chunkr' is not one of chunker"),
+        (_log_line(ENLARGED, budget=10**30), "too large"),
+        ('{"state": {"now": NaN}}', "NaN"),
+    ],
+)
+def test_check_trusts_nothing_in_a_line(
+    line: str, needle: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    log = tmp_path / "log.jsonl"
+    log.write_text(line + "\n")
+    code, _, err = _run(["check", str(log)], capsys)
+    assert code == 2
+    assert f"{log}:1: malformed" in err
+    assert needle in err
+
+
+def test_check_reports_broken_and_malformed_lines_together(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    log = tmp_path / "log.jsonl"
+    over_budget = _log_line(ENLARGED, budget=100)
+    log.write_text(over_budget + "\n{broken\n" + _log_line(ENLARGED, budget=None) + "\n")
+    code, out, err = _run(["check", str(log)], capsys)
+    assert code == 3  # 1: a plan breaks an invariant, | 2: a line is malformed
+    assert f"{log}:1: t=0.888000s invariant 4" in out
+    assert f"{log}:2: malformed" in err
+    assert "1 plans have token_budget null: invariant 4 not checked" in out
+
+
+def test_the_documented_log_line_parses() -> None:
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "log-format.md").read_text()
+    example = re.findall(r"```json\n(.*?)```", doc, re.S)[0]
+    state, plan, budget = parse_line(json.dumps(json.loads(example)))
+    assert (len(state.requests), plan.path, budget) == (2, "chunker", 2048)

@@ -109,6 +109,8 @@ class SlidingScheduler(Scheduler):
         self.sliding_pstate: Any = self.sliding_policy.init()
         self.sliding_faults: Counter[str] = Counter()
         """Steps vLLM scheduled itself (and rejected SLO metadata), by kind."""
+        self.sliding_decision: Decision | None = None
+        """The last step's snapshot, plan and fallback reason, for logs and tests."""
         self._epoch = time.time()
         self._throughput = self.sliding_config.prefill_throughput
         self._default_slo = Slo(self.sliding_config.ttft_slo, self.sliding_config.tbt_slo)
@@ -121,7 +123,7 @@ class SlidingScheduler(Scheduler):
 
     def schedule(self, throttle_prefills: bool = False) -> SchedulerOutput:
         """vLLM's step, as the policy planned it (or vLLM's own when the policy fails)."""
-        decision = self._decide()
+        decision = self.sliding_decision = self._decide()
         if decision.fallback is None and decision.plan is not None:
             output = self._schedule_plan(decision.plan, throttle_prefills)
         else:

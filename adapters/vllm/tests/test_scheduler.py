@@ -123,8 +123,9 @@ def test_a_tiny_kv_cache_does_preempt(model_dir: Path, cls: type[SlidingSchedule
 def test_the_plan_orders_and_chunks_prefills_against_fcfs(
     model_dir: Path, cls: type[SlidingScheduler]
 ) -> None:
-    """EDF on TTFT deadlines (from extra_args) in 64-token chunks: r1 is prefilled first,
-    though r0 arrived first and vLLM alone would chunk r0 first."""
+    """EDF on TTFT deadlines (from extra_args) in 64-token chunks: r1, arriving a step after
+    r0 with a tighter TTFT, is prefilled first, though vLLM alone would go on chunking r0
+    (the running request)."""
     options = {"token_budget": 64}
     config = {"slidingpolicy": {"policy": "sarathi-edf", "options": options}}
     scheduler = make_scheduler(cls, model_dir, num_blocks=96, additional_config=config)
@@ -137,11 +138,10 @@ def test_the_plan_orders_and_chunks_prefills_against_fcfs(
 
     workload = [
         Job(prompt=300, output=2, arrive=0, extra={"ttft_slo": 10.0}),
-        Job(prompt=300, output=2, arrive=0, extra={"ttft_slo": 1.0}),
+        Job(prompt=300, output=2, arrive=1, extra={"ttft_slo": 1.0}),
     ]
     drive(scheduler, workload, asynchronous=cls is AsyncSlidingScheduler, check=record)
-    first = [step for step in steps if step][:5]
-    assert first == [{"r1": 64}] * 4 + [{"r1": 44, "r0": 20}]
+    assert steps[:6] == [{"r0": 64}] + [{"r1": 64}] * 4 + [{"r1": 44, "r0": 20}]
 
 
 def _budget(policy: str) -> dict[str, int]:

@@ -7,11 +7,11 @@ import os
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
 
-from pathlib import Path  # noqa: E402
+from pathlib import Path
 
-import pytest  # noqa: E402
+import pytest
 
-from slidingpolicy_vllm.testing import tiny_model  # noqa: E402
+from slidingpolicy_vllm.testing import tiny_model
 
 
 @pytest.fixture(scope="session")

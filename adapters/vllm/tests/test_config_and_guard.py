@@ -29,11 +29,11 @@ from slidingpolicy_vllm.testing import make_scheduler
         ({"policy": "vllm"}, "options"),
     ],
 )
-def test_bad_config_names_the_field(
-    model_dir: Path, section: dict[str, Any], field: str
-) -> None:
+def test_bad_config_names_the_field(model_dir: Path, section: dict[str, Any], field: str) -> None:
     with pytest.raises(InvalidRecordError) as caught:
-        make_scheduler(SlidingScheduler, model_dir, num_blocks=8, additional_config={"slidingpolicy": section})
+        make_scheduler(
+            SlidingScheduler, model_dir, num_blocks=8, additional_config={"slidingpolicy": section}
+        )
     assert caught.value.field == field
 
 

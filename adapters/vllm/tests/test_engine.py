@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from vllm import LLM, SamplingParams
+from vllm.inputs import TokensPrompt
 
 from tests.test_trace import check
 
@@ -43,7 +44,9 @@ def test_an_engine_completes_mixed_requests_under_the_policy(
         seed=0,
         additional_config={"slidingpolicy": {"policy": policy, "trace": str(trace)}},
     )
-    prompts = [{"prompt_token_ids": [5] * (8 + (53 * i) % 700)} for i in range(REQUESTS)]
+    prompts: list[TokensPrompt] = [
+        {"prompt_token_ids": [5] * (8 + (53 * i) % 700)} for i in range(REQUESTS)
+    ]
     lengths = [1 + (7 * i) % 40 for i in range(REQUESTS)]
     params = [
         SamplingParams(

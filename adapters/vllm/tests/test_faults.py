@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import attrs
 import pytest
-from slidingpolicy import Allocation, BatchPlan, SchedulerState
+from slidingpolicy import Allocation, BatchPlan, Request, SchedulerState
 from vllm.v1.request import RequestStatus
 
 from slidingpolicy_vllm import AsyncSlidingScheduler, SlidingScheduler
@@ -52,11 +53,16 @@ class Faulty:
     def observe(self, pstate: Any, state: SchedulerState, plan: BatchPlan, latency: float) -> Any:
         return self.inner.observe(pstate, state, plan, latency)
 
+    def observe_decodes(
+        self, pstate: Any, decodes: Sequence[Request], latencies: Sequence[float]
+    ) -> Any:
+        return self.inner.observe_decodes(pstate, decodes, latencies)
+
 
 def _broken(cls: type[SlidingScheduler], model_dir: Path, breaks: str) -> SlidingScheduler:
     scheduler = make_scheduler(cls, model_dir, num_blocks=64)
     assert isinstance(scheduler, SlidingScheduler)
-    scheduler.sliding_policy = Faulty(scheduler.sliding_policy, 3, breaks)  # type: ignore[assignment]
+    scheduler.sliding_policy = Faulty(scheduler.sliding_policy, 3, breaks)
     return scheduler
 
 
@@ -100,7 +106,8 @@ def test_bad_slo_metadata_uses_the_defaults_and_is_counted(model_dir: Path) -> N
     seen = {}
 
     def slos(s: SlidingScheduler, before: object, output: object) -> None:
-        assert s.sliding_decision is not None and s.sliding_decision.state is not None
+        assert s.sliding_decision is not None
+        assert s.sliding_decision.state is not None
         for r in s.sliding_decision.state.requests:
             seen[r.id] = (r.ttft_slo, r.tbt_slo, r.protected)
 

@@ -43,7 +43,8 @@ def jobs(max_prompt: int) -> st.SearchStrategy[list[Job]]:
 def follows_plan(scheduler: SlidingScheduler, before: Before, output: SchedulerOutput) -> None:
     """The step ran the plan, except where the module's rule says vLLM could not."""
     decision = scheduler.sliding_decision
-    assert decision is not None and decision.plan is not None
+    assert decision is not None
+    assert decision.plan is not None
     assert decision.fallback is None, decision.fallback
     planned = decision.plan.tokens_of()
     got = output.num_scheduled_tokens
@@ -78,7 +79,9 @@ def test_tokens_follow_the_plan_and_every_request_finishes(
     config = {"slidingpolicy": {"policy": policy, "options": _budget(policy)}}
     scheduler = make_scheduler(cls, model_dir, num_blocks=96, additional_config=config)
     assert isinstance(scheduler, SlidingScheduler)
-    requests = drive(scheduler, workload, asynchronous=cls is AsyncSlidingScheduler, check=follows_plan)
+    requests = drive(
+        scheduler, workload, asynchronous=cls is AsyncSlidingScheduler, check=follows_plan
+    )
     for i, job in enumerate(workload):
         request = requests[f"r{i}"]
         assert request.status == RequestStatus.FINISHED_LENGTH_CAPPED
@@ -96,7 +99,9 @@ def test_preemption_under_a_tiny_kv_cache_keeps_every_request_alive(
     config = {"slidingpolicy": {"policy": "slidingserve"}}
     scheduler = make_scheduler(cls, model_dir, num_blocks=10, additional_config=config)
     assert isinstance(scheduler, SlidingScheduler)
-    requests = drive(scheduler, workload, asynchronous=cls is AsyncSlidingScheduler, check=follows_plan)
+    requests = drive(
+        scheduler, workload, asynchronous=cls is AsyncSlidingScheduler, check=follows_plan
+    )
     assert all(requests[f"r{i}"].num_output_tokens == job.output for i, job in enumerate(workload))
     assert scheduler.kv_cache_manager.block_pool.get_num_free_blocks() == 10
 
@@ -106,7 +111,7 @@ def test_a_tiny_kv_cache_does_preempt(model_dir: Path, cls: type[SlidingSchedule
     config = {"slidingpolicy": {"policy": "slidingserve"}}
     scheduler = make_scheduler(cls, model_dir, num_blocks=10, additional_config=config)
     assert isinstance(scheduler, SlidingScheduler)
-    preemptions = []
+    preemptions: list[str] = []
 
     def count(s: SlidingScheduler, before: Before, output: SchedulerOutput) -> None:
         follows_plan(s, before, output)

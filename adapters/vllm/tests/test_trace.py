@@ -49,11 +49,33 @@ def test_the_trace_has_a_line_per_step_and_passes_check(
 
 def test_check_reports_an_invalid_plan_in_the_trace(tmp_path: Path) -> None:
     trace = tmp_path / "bad.jsonl"
-    state = {"now": 1.0, "prefill_throughput": 1000.0, "kv_free_tokens": None, "requests": [
-        {"id": "a", "arrival": 0.0, "prompt_tokens": 4, "prefilled": 4, "generated": 1,
-         "ttft_slo": 3.0, "tbt_slo": 0.1, "protected": False, "max_new_tokens": None}]}
-    plan = {"allocations": [["a", 2]], "path": "vllm", "prefill_budget": 0,
-            "predicted_latency": 0.0, "diagnostics": {}, "preempted": [], "deferred": []}
+    state = {
+        "now": 1.0,
+        "prefill_throughput": 1000.0,
+        "kv_free_tokens": None,
+        "requests": [
+            {
+                "id": "a",
+                "arrival": 0.0,
+                "prompt_tokens": 4,
+                "prefilled": 4,
+                "generated": 1,
+                "ttft_slo": 3.0,
+                "tbt_slo": 0.1,
+                "protected": False,
+                "max_new_tokens": None,
+            }
+        ],
+    }
+    plan = {
+        "allocations": [["a", 2]],
+        "path": "vllm",
+        "prefill_budget": 0,
+        "predicted_latency": 0.0,
+        "diagnostics": {},
+        "preempted": [],
+        "deferred": [],
+    }
     line = {"state": state, "plan": plan, "token_budget": 8, "scheduled": {}, "fallback": "x"}
     trace.write_text(json.dumps(line) + "\n")
     assert check(trace).returncode == 1

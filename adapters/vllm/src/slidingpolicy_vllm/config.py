@@ -29,9 +29,11 @@ def _options(value: object) -> MappingProxyType[str, Any]:
 
 
 def _positive(field: str, value: object) -> float:
-    if type(value) not in (int, float) or not math.isfinite(value) or value <= 0:  # type: ignore[arg-type]
-        raise InvalidRecordError(RECORD, field, f"must be a finite number > 0, got {value!r}")
-    return float(value)  # type: ignore[arg-type]
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        raise InvalidRecordError(RECORD, field, f"must be a number, got {value!r}")
+    if not math.isfinite(value) or value <= 0:
+        raise InvalidRecordError(RECORD, field, f"must be finite and > 0, got {value!r}")
+    return float(value)
 
 
 @attrs.frozen(slots=True)
@@ -69,7 +71,9 @@ class AdapterConfig:
         for field in ("ttft_slo", "tbt_slo", "prefill_throughput"):
             object.__setattr__(self, field, _positive(field, getattr(self, field)))
         if not isinstance(self.check_plans, bool):
-            raise InvalidRecordError(RECORD, "check_plans", f"must be a bool, got {self.check_plans!r}")
+            raise InvalidRecordError(
+                RECORD, "check_plans", f"must be a bool, got {self.check_plans!r}"
+            )
 
     @classmethod
     def from_mapping(cls, data: object) -> AdapterConfig:

@@ -72,7 +72,9 @@ class Step:
     scheduled_at: float
 
 
-def _restore(original: RequestQueue, used: RequestQueue, planned: list[VllmRequest]) -> RequestQueue:
+def _restore(
+    original: RequestQueue, used: RequestQueue, planned: list[VllmRequest]
+) -> RequestQueue:
     """`original` without the planned requests vLLM admitted, and with those it preempted
     into `used` in front, as vLLM puts them."""
     left = set(used)
@@ -251,9 +253,7 @@ class SlidingScheduler(Scheduler):
         if state is None or not output.num_scheduled_tokens:
             return
         by_id = {r.id: r for r in state.requests}
-        ran = [
-            Allocation(rid, n) for rid, n in output.num_scheduled_tokens.items() if rid in by_id
-        ]
+        ran = [Allocation(rid, n) for rid, n in output.num_scheduled_tokens.items() if rid in by_id]
         prefill = sum(a.tokens for a in ran if not by_id[a.request_id].is_decoding)
         if prefill and latency > 0:
             rate = prefill / latency

@@ -36,7 +36,9 @@ class Slo:
 
 
 def _seconds(value: object) -> bool:
-    return type(value) in (int, float) and math.isfinite(value) and value > 0  # type: ignore[arg-type]
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        return False
+    return math.isfinite(value) and value > 0
 
 
 def request_slo(request: VllmRequest, default: Slo) -> Slo:

@@ -81,9 +81,10 @@ def make_scheduler(
         kv_cache_tensors=[],
         kv_cache_groups=[
             KVCacheGroupSpec(
-                ["layer"], FullAttentionSpec(
+                ["layer"],
+                FullAttentionSpec(
                     block_size=block_size, num_kv_heads=1, head_size=64, dtype=torch.float32
-                )
+                ),
             )
         ],
     )
@@ -104,9 +105,7 @@ def make_request(
 ) -> Request:
     """A text request of `prompt_tokens` tokens that stops after `max_tokens` outputs."""
     params = SamplingParams(max_tokens=max_tokens, ignore_eos=True, extra_args=extra_args)
-    return Request(
-        request_id, [TOKEN] * prompt_tokens, params, None, arrival_time=arrival_time
-    )
+    return Request(request_id, [TOKEN] * prompt_tokens, params, None, arrival_time=arrival_time)
 
 
 def model_output(scheduler: Scheduler, output: SchedulerOutput) -> ModelRunnerOutput:

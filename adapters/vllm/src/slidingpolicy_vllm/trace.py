@@ -19,7 +19,7 @@ class Trace:
     """An open JSONL trace file; line-buffered so a crashed engine leaves whole lines."""
 
     def __init__(self, path: str) -> None:
-        self._file: TextIO = Path(path).open("a", buffering=1)
+        self._file: TextIO = Path(path).open("a", buffering=1)  # noqa: SIM115 (held open)
 
     def write(
         self,

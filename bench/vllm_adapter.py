@@ -19,8 +19,6 @@ from pathlib import Path
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 # The core's mypy runs without vLLM; the adapter's CI step type-checks these for real.
-from vllm.v1.core.sched.scheduler import Scheduler  # type: ignore[import-not-found, unused-ignore]
-
 from slidingpolicy_vllm import SlidingScheduler  # type: ignore[import-not-found, unused-ignore]
 from slidingpolicy_vllm.testing import (  # type: ignore[import-not-found, unused-ignore]
     make_request,
@@ -28,12 +26,13 @@ from slidingpolicy_vllm.testing import (  # type: ignore[import-not-found, unuse
     model_output,
     tiny_model,
 )
+from vllm.v1.core.sched.scheduler import Scheduler  # type: ignore[import-not-found, unused-ignore]
 
 SIZES = ((16, 8), (64, 32), (256, 64))
 
 
 def step_times(
-    cls: type, model: Path, running: int, waiting: int, steps: int, policy: str
+    cls: type[Scheduler], model: Path, running: int, waiting: int, steps: int, policy: str
 ) -> list[float]:
     """Seconds per `schedule()` over `steps` decode steps, after warming up to R + W."""
     config = {

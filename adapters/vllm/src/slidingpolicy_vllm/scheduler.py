@@ -1,0 +1,280 @@
+"""Scheduler classes for vLLM's `--scheduler-cls`: the policy plans, vLLM's own loop executes.
+
+One step (`schedule()`): snapshot vLLM's requests, ask the policy for a plan, check it, then
+run vLLM's `schedule()` with the plan applied through vLLM's own mechanisms: the waiting
+queues hold only the planned waiting requests, in plan order; this step's token budget is
+the plan's total; `_reserve_prefill_lookahead` caps each request at its planned tokens (0 =
+not this step). Everything is restored in `finally`. If the snapshot or the policy raises, or
+the plan breaks an invariant, vLLM schedules the step itself, and the fault is counted in
+`sliding_faults` and logged once per kind. `update_from_output` feeds the measured step time
+of what really ran to the policy's `observe`.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import time
+from collections import Counter, deque
+from collections.abc import Iterable
+from typing import Any
+from weakref import WeakKeyDictionary
+
+import attrs
+from slidingpolicy import (
+    Allocation,
+    BatchPlan,
+    InvalidRecordError,
+    Request,
+    SchedulerState,
+    check_plan,
+)
+from vllm.v1.core.sched.async_scheduler import AsyncScheduler
+from vllm.v1.core.sched.output import SchedulerOutput
+from vllm.v1.core.sched.request_queue import RequestQueue, SchedulingPolicy, create_request_queue
+from vllm.v1.core.sched.scheduler import Scheduler
+from vllm.v1.engine import EngineCoreOutputs
+from vllm.v1.outputs import ModelRunnerOutput
+from vllm.v1.request import Request as VllmRequest
+
+from slidingpolicy_vllm.config import RECORD, SECTION, AdapterConfig
+from slidingpolicy_vllm.guard import check_attributes, check_vllm
+from slidingpolicy_vllm.snapshot import (
+    SCHEDULABLE_WAITING,
+    Slo,
+    request_slo,
+    schedulable_waiting,
+    to_request,
+)
+from slidingpolicy_vllm.trace import Trace
+
+logger = logging.getLogger(__name__)
+
+THROUGHPUT_DECAY = 0.9
+"""Weight ρ keeps at each measured prefill step (exponential average of tokens/s)."""
+
+
+@attrs.frozen(slots=True)
+class Decision:
+    """What the adapter decided for one step: the snapshot, the plan, and why it fell back."""
+
+    state: SchedulerState | None
+    plan: BatchPlan | None
+    fallback: str | None
+
+
+@attrs.frozen(slots=True)
+class Step:
+    """A scheduled step waiting for its output, to be observed with its measured time."""
+
+    output: SchedulerOutput
+    decision: Decision
+    scheduled_at: float
+
+
+def _restore(
+    original: RequestQueue, used: RequestQueue, planned: list[VllmRequest]
+) -> RequestQueue:
+    """`original` without the planned requests vLLM admitted, and with those it preempted
+    into `used` in front, as vLLM puts them."""
+    left = set(used)
+    admitted = [r for r in planned if r not in left]
+    if admitted:
+        original.remove_requests(admitted)
+    planned_set = set(planned)
+    preempted = [r for r in used if r not in planned_set]
+    if preempted:
+        original.prepend_requests(reversed(preempted))
+    return original
+
+
+class SlidingScheduler(Scheduler):
+    """vLLM's synchronous `Scheduler`, steered by a slidingpolicy policy."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        check_vllm()
+        super().__init__(*args, **kwargs)
+        check_attributes(self)
+        extra = self.vllm_config.additional_config
+        section = extra.get(SECTION, {}) if isinstance(extra, dict) else {}
+        self.sliding_config = AdapterConfig.from_mapping(section)
+        self.sliding_policy = self.sliding_config.build_policy()
+        budget = self.sliding_policy.token_budget
+        if budget > self.max_num_scheduled_tokens:
+            raise InvalidRecordError(
+                RECORD,
+                "options",
+                f"policy {self.sliding_config.policy!r} plans up to {budget} tokens a step, "
+                f"more than vLLM's max_num_batched_tokens={self.max_num_scheduled_tokens}: "
+                "lower the policy's budget option or raise --max-num-batched-tokens",
+            )
+        self.sliding_pstate: Any = self.sliding_policy.init()
+        self.sliding_faults: Counter[str] = Counter()
+        """Steps vLLM scheduled itself (and rejected SLO metadata), by kind."""
+        self.sliding_decision: Decision | None = None
+        """The last step's snapshot, plan and fallback reason, for logs and tests."""
+        self._epoch = time.time()
+        self._throughput = self.sliding_config.prefill_throughput
+        self._default_slo = Slo(self.sliding_config.ttft_slo, self.sliding_config.tbt_slo)
+        self._slos: WeakKeyDictionary[VllmRequest, Slo] = WeakKeyDictionary()
+        self._caps: dict[str, int] | None = None
+        self._pending: deque[Step] = deque()
+        self._last_done = 0.0
+        path = self.sliding_config.trace
+        self._trace = Trace(path) if path is not None else None
+
+    def schedule(self, throttle_prefills: bool = False) -> SchedulerOutput:
+        """vLLM's step, as the policy planned it (or vLLM's own when the policy fails)."""
+        decision = self.sliding_decision = self._decide()
+        if decision.fallback is None and decision.plan is not None:
+            output = self._schedule_plan(decision.plan, throttle_prefills)
+        else:
+            output = super().schedule(throttle_prefills)
+        if self._trace is not None and decision.state is not None and decision.plan is not None:
+            self._trace.write(
+                decision.state,
+                decision.plan,
+                self.sliding_policy.token_budget,
+                dict(output.num_scheduled_tokens),
+                decision.fallback,
+            )
+        self._pending.append(Step(output, decision, time.perf_counter()))
+        return output
+
+    def update_from_output(
+        self, scheduler_output: SchedulerOutput, model_runner_output: ModelRunnerOutput
+    ) -> dict[int, EngineCoreOutputs]:
+        """vLLM's update, then the policy observes the step's measured time."""
+        done = time.perf_counter()
+        outputs = super().update_from_output(scheduler_output, model_runner_output)
+        self._observe(scheduler_output, done)
+        return outputs
+
+    def shutdown(self) -> None:
+        """Close the trace, then shut vLLM's scheduler down."""
+        if self._trace is not None:
+            self._trace.close()
+        super().shutdown()
+
+    def _reserve_prefill_lookahead(
+        self, request: VllmRequest, num_computed_tokens: int, num_new_tokens: int
+    ) -> int:
+        """vLLM's own limit, capped at the request's planned tokens while a plan applies."""
+        allowed = super()._reserve_prefill_lookahead(request, num_computed_tokens, num_new_tokens)
+        if self._caps is None:
+            return allowed
+        return min(allowed, self._caps.get(request.request_id, 0))
+
+    def _fault(self, kind: str, detail: object) -> None:
+        """Count a fault; log the first of each kind."""
+        self.sliding_faults[kind] += 1
+        if self.sliding_faults[kind] == 1:
+            logger.warning(
+                "slidingpolicy: %s (%s); vLLM schedules such steps itself; "
+                "later ones are counted in sliding_faults, not logged",
+                kind,
+                detail,
+            )
+
+    def _snapshot(self, now: float) -> SchedulerState:
+        """The state the policy decides on: every request vLLM could schedule now."""
+        requests: list[Request] = []
+        waiting = schedulable_waiting((self.kv_holding_waiting, self.waiting))
+        for request in itertools.chain(self.running, waiting):
+            slo = self._slos.get(request)
+            if slo is None:
+                slo = request_slo(request, self._default_slo)
+                self._slos[request] = slo
+                if slo.problem is not None:
+                    self._fault("SLO metadata rejected, defaults used", slo.problem)
+            arrival = min(max(request.arrival_time - self._epoch, 0.0), now)
+            record = to_request(request, slo, arrival)
+            if record is not None:
+                requests.append(record)
+        return SchedulerState.unchecked(now, tuple(requests), self._throughput, None)
+
+    def _decide(self) -> Decision:
+        """Snapshot, plan, check; any failure becomes a fallback with its reason."""
+        try:
+            state = self._snapshot(time.time() - self._epoch)
+        except Exception as error:
+            reason = f"snapshot raised {type(error).__name__}"
+            self._fault(reason, error)
+            return Decision(None, None, reason)
+        policy = self.sliding_policy
+        try:
+            plan, pstate = policy.plan(self.sliding_pstate, state)
+        except Exception as error:
+            reason = f"policy raised {type(error).__name__}"
+            self._fault(reason, error)
+            return Decision(state, None, reason)
+        if self.sliding_config.check_plans:
+            violations = check_plan(state, plan, token_budget=policy.token_budget)
+            if violations:
+                reason = f"plan breaks invariant {violations[0].invariant}"
+                self._fault(reason, "; ".join(map(str, violations)))
+                return Decision(state, plan, reason)
+        self.sliding_pstate = pstate
+        return Decision(state, plan, None)
+
+    def _schedule_plan(self, plan: BatchPlan, throttle_prefills: bool) -> SchedulerOutput:
+        """Run vLLM's `schedule()` with the plan's order, budget and caps; restore after."""
+        caps = plan.tokens_of()
+        holding = set(self.kv_holding_waiting)
+        waiting_plan: list[VllmRequest] = []
+        holding_plan: list[VllmRequest] = []
+        for rid in caps:
+            request = self.requests[rid]
+            if request.status in SCHEDULABLE_WAITING:
+                (holding_plan if request in holding else waiting_plan).append(request)
+        saved = (self.waiting, self.kv_holding_waiting, self.max_num_scheduled_tokens)
+        self.waiting = _queue(waiting_plan)
+        self.kv_holding_waiting = _queue(holding_plan)
+        self.max_num_scheduled_tokens = min(saved[2], plan.total_tokens)
+        self._caps = caps
+        try:
+            return super().schedule(throttle_prefills)
+        finally:
+            self._caps = None
+            self.max_num_scheduled_tokens = saved[2]
+            self.waiting = _restore(saved[0], self.waiting, waiting_plan)
+            self.kv_holding_waiting = _restore(saved[1], self.kv_holding_waiting, holding_plan)
+
+    def _observe(self, output: SchedulerOutput, done: float) -> None:
+        """Feed the step that produced `output` and its measured time to the policy."""
+        while self._pending and self._pending[0].output is not output:
+            self._pending.popleft()
+        if not self._pending:
+            return
+        step = self._pending.popleft()
+        latency = done - max(step.scheduled_at, self._last_done)
+        self._last_done = done
+        state = step.decision.state
+        if state is None or not output.num_scheduled_tokens:
+            return
+        by_id = {r.id: r for r in state.requests}
+        ran = [Allocation(rid, n) for rid, n in output.num_scheduled_tokens.items() if rid in by_id]
+        prefill = sum(a.tokens for a in ran if not by_id[a.request_id].is_decoding)
+        if prefill and latency > 0:
+            rate = prefill / latency
+            self._throughput = THROUGHPUT_DECAY * self._throughput + (1 - THROUGHPUT_DECAY) * rate
+        base = step.decision.plan or BatchPlan((), "vllm", 0, 0.0)
+        executed = attrs.evolve(base, allocations=tuple(ran), prefill_budget=prefill)
+        try:
+            self.sliding_pstate = self.sliding_policy.observe(
+                self.sliding_pstate, state, executed, latency
+            )
+        except Exception as error:
+            self._fault(f"observe raised {type(error).__name__}", error)
+
+
+def _queue(requests: Iterable[VllmRequest]) -> RequestQueue:
+    """A first-come-first-served queue holding `requests` in order."""
+    queue = create_request_queue(SchedulingPolicy.FCFS)
+    for request in requests:
+        queue.add_request(request)
+    return queue
+
+
+class AsyncSlidingScheduler(SlidingScheduler, AsyncScheduler):
+    """vLLM's `AsyncScheduler` (the default when async scheduling is on), steered the same way."""

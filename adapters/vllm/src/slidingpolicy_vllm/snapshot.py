@@ -1,0 +1,112 @@
+"""vLLM's request state → `slidingpolicy.Request` records, and the SLOs requests carry.
+
+vLLM counts, per request, the tokens it holds (`num_tokens`: prompt plus output) and those
+already in the KV cache (`num_computed_tokens`); a step brings the second up to the first.
+A request is *decoding* when one token is left and it has produced output; anything else is
+a prefill of `need` tokens, where a request resumed after preemption re-prefills its output
+too, so its record's prompt is prompt + output. Under async scheduling the outputs of the
+step in flight count as produced (`num_output_placeholders`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+
+import attrs
+from slidingpolicy import Request
+from vllm.v1.request import Request as VllmRequest
+from vllm.v1.request import RequestStatus
+
+SLO_KEYS = ("ttft_slo", "tbt_slo", "protected")
+"""The keys of `SamplingParams.extra_args` the adapter reads."""
+
+SCHEDULABLE_WAITING = (RequestStatus.WAITING, RequestStatus.PREEMPTED)
+"""Waiting statuses vLLM admits this step (others wait for a grammar, KV transfer, input)."""
+
+
+@attrs.frozen(slots=True)
+class Slo:
+    """A request's SLOs (seconds) and protected flag g_i; `problem` names a rejected key."""
+
+    ttft: float
+    tbt: float
+    protected: bool = False
+    problem: str | None = None
+
+
+def _seconds(value: object) -> bool:
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        return False
+    return math.isfinite(value) and value > 0
+
+
+def request_slo(request: VllmRequest, default: Slo) -> Slo:
+    """The SLOs in `sampling_params.extra_args`, `default` for those it does not carry.
+
+    A value the record cannot hold is not used: the default takes its place and `problem`
+    says which key of which request was wrong, for the caller to log.
+    """
+    params = request.sampling_params
+    extra = params.extra_args if params is not None else None
+    if not extra:
+        return default
+    found = {"ttft": default.ttft, "tbt": default.tbt, "protected": default.protected}
+    problems = []
+    for key in ("ttft_slo", "tbt_slo"):
+        if key in extra:
+            if _seconds(extra[key]):
+                found[key.removesuffix("_slo")] = float(extra[key])
+            else:
+                problems.append(f"{key}={extra[key]!r} (must be seconds > 0)")
+    if "protected" in extra:
+        if isinstance(extra["protected"], bool):
+            found["protected"] = extra["protected"]
+        else:
+            problems.append(f"protected={extra['protected']!r} (must be a bool)")
+    problem = None
+    if problems:
+        problem = f"request {request.request_id!r}: extra_args {', '.join(problems)}"
+    return Slo(float(found["ttft"]), float(found["tbt"]), bool(found["protected"]), problem)
+
+
+def tokens_needed(request: VllmRequest) -> int:
+    """The tokens vLLM would schedule for `request` with no budget: what is not yet cached."""
+    return (
+        request.num_tokens_with_spec + request.num_output_placeholders - request.num_computed_tokens
+    )
+
+
+def at_output_limit(request: VllmRequest) -> bool:
+    """Async scheduling: the step in flight already reaches `max_tokens` (vLLM skips it)."""
+    return (
+        request.num_output_placeholders > 0
+        and request.num_computed_tokens + 2 - request.num_output_placeholders
+        >= request.num_prompt_tokens + request.max_tokens
+    )
+
+
+def to_request(request: VllmRequest, slo: Slo, arrival: float) -> Request | None:
+    """The record of a request vLLM could schedule now; None when it has nothing to run."""
+    need = tokens_needed(request)
+    if need <= 0 or at_output_limit(request):
+        return None
+    computed = request.num_computed_tokens
+    produced = request.num_output_tokens + request.num_output_placeholders
+    prompt = request.num_prompt_tokens
+    if produced >= 1 and need == 1 and computed >= prompt:
+        prompt, prefilled = prompt, prompt
+    else:
+        prompt, prefilled = computed + need, computed
+    if slo.protected:
+        return Request(
+            request.request_id, arrival, prompt, prefilled, produced, slo.ttft, slo.tbt, True
+        )
+    return Request.unchecked(
+        request.request_id, arrival, prompt, prefilled, produced, slo.ttft, slo.tbt
+    )
+
+
+def schedulable_waiting(queues: Iterable[Iterable[VllmRequest]]) -> list[VllmRequest]:
+    """The waiting requests vLLM could admit this step, queue by queue."""
+    return [r for queue in queues for r in queue if r.status in SCHEDULABLE_WAITING]

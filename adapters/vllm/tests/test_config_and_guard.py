@@ -1,0 +1,85 @@
+"""Bad adapter configuration is refused at start-up with the field named; so is a vLLM whose
+hooks differ from the tested ones."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from slidingpolicy import InvalidRecordError, UnknownNameError
+from vllm.v1.core.sched.scheduler import Scheduler
+
+from slidingpolicy_vllm import AdapterConfig, SlidingScheduler, UnsupportedVllmError, check_vllm
+from slidingpolicy_vllm.testing import make_scheduler
+
+
+@pytest.mark.parametrize(
+    ("section", "field"),
+    [
+        ({"polcy": "slidingserve"}, "polcy"),
+        ({"ttft_slo": 0}, "ttft_slo"),
+        ({"tbt_slo": float("nan")}, "tbt_slo"),
+        ({"options": [1]}, "options"),
+        ({"check_plans": "yes"}, "check_plans"),
+        ({"trace": ""}, "trace"),
+        ({"predictor": "/no/such/file.json"}, "predictor"),
+        ({"policy": "qoserve", "options": {"kappa": -1.0}}, "kappa"),
+        ({"policy": "slidingserve", "options": {"token_budget": 64}}, "token_budget"),
+        ({"policy": "vllm"}, "options"),
+    ],
+)
+def test_bad_config_names_the_field(model_dir: Path, section: dict[str, Any], field: str) -> None:
+    with pytest.raises(InvalidRecordError) as caught:
+        make_scheduler(
+            SlidingScheduler, model_dir, num_blocks=8, additional_config={"slidingpolicy": section}
+        )
+    assert caught.value.field == field
+
+
+def test_an_unknown_policy_lists_the_known_ones(model_dir: Path) -> None:
+    with pytest.raises(UnknownNameError, match="slidingserve"):
+        AdapterConfig(policy="fastest").build_policy()
+
+
+def test_options_pass_through_by_name(model_dir: Path) -> None:
+    config = {"slidingpolicy": {"policy": "sarathi", "options": {"token_budget": 256}}}
+    scheduler = make_scheduler(SlidingScheduler, model_dir, num_blocks=8, additional_config=config)
+    assert isinstance(scheduler, SlidingScheduler)
+    assert scheduler.sliding_policy.token_budget == 256
+
+
+def test_the_tested_vllm_is_accepted() -> None:
+    check_vllm()
+
+
+@pytest.mark.parametrize("version", ["0.33.0", "0.31.2", "1.32.0", "dev"])
+def test_another_vllm_series_is_refused(version: str) -> None:
+    with pytest.raises(UnsupportedVllmError, match=version):
+        check_vllm(version)
+
+
+class _OtherHook(Scheduler):
+    def _reserve_prefill_lookahead(self, request: Any, num_new_tokens: int) -> int:  # type: ignore[override]
+        return num_new_tokens
+
+
+class _HookNotCalled(Scheduler):
+    def schedule(self, throttle_prefills: bool = False) -> Any:
+        return None
+
+
+@pytest.mark.parametrize(
+    ("scheduler", "problem"), [(_OtherHook, "is not"), (_HookNotCalled, "calls")]
+)
+def test_a_changed_hook_is_refused(scheduler: type[Scheduler], problem: str) -> None:
+    with pytest.raises(UnsupportedVllmError, match=problem):
+        check_vllm("0.32.0", scheduler)
+
+
+def test_the_guard_runs_at_start_up(model_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import slidingpolicy_vllm.scheduler as module
+
+    monkeypatch.setattr(module, "check_vllm", lambda: check_vllm("0.40.0"))
+    with pytest.raises(UnsupportedVllmError):
+        make_scheduler(SlidingScheduler, model_dir, num_blocks=8)

@@ -1,0 +1,88 @@
+"""Per-step cost the vLLM adapter adds on top of vLLM's own `schedule()`.
+
+vLLM 0.32's real `Scheduler` (tiny model config, no model: hand-built outputs) with R
+running decodes and W waiting requests (`max_num_seqs=R` keeps W waiting); the same steps
+are timed with vLLM's class and with the adapter's, for each policy. Prints p50 of
+`schedule()` in µs and the adapter's extra cost as a multiple of vLLM's own. Needs the
+adapter's environment (vLLM installed): `python bench/vllm_adapter.py`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+# The core's mypy runs without vLLM; the adapter's CI step type-checks these for real.
+from slidingpolicy_vllm import SlidingScheduler  # type: ignore[import-not-found, unused-ignore]
+from slidingpolicy_vllm.testing import (  # type: ignore[import-not-found, unused-ignore]
+    make_request,
+    make_scheduler,
+    model_output,
+    tiny_model,
+)
+from vllm.v1.core.sched.scheduler import Scheduler  # type: ignore[import-not-found, unused-ignore]
+
+SIZES = ((16, 8), (64, 32), (256, 64))
+
+
+def step_times(
+    cls: type[Scheduler], model: Path, running: int, waiting: int, steps: int, policy: str
+) -> list[float]:
+    """Seconds per `schedule()` over `steps` decode steps, after warming up to R + W."""
+    config = {
+        "slidingpolicy": {
+            "policy": policy,
+            "options": {"token_budget": 8192} if policy == "vllm" else {},
+        }
+    }
+    scheduler = make_scheduler(
+        cls,
+        model,
+        num_blocks=running * 40 + 64,
+        max_num_batched_tokens=8192,
+        max_num_seqs=running,
+        max_model_len=4096,
+        additional_config=config,
+    )
+    start = time.time()
+    for i in range(running + waiting):
+        scheduler.add_request(make_request(f"r{i}", 64, 4000, start))
+    times = []
+    for k in range(steps + 8):
+        begin = time.perf_counter()
+        output = scheduler.schedule()
+        elapsed = time.perf_counter() - begin
+        scheduler.update_from_output(output, model_output(scheduler, output))
+        if k >= 8:
+            times.append(elapsed)
+    return times
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--steps", type=int, default=200)
+    parser.add_argument("--policy", action="append", help="repeatable; default three")
+    args = parser.parse_args()
+    policies = args.policy or ["slidingserve", "sarathi-edf", "qoserve"]
+    model = tiny_model(Path(tempfile.mkdtemp()))
+    print(f"{'R+W':>8} {'policy':>14} {'vLLM µs':>9} {'adapter µs':>11} {'added/vLLM':>11}")
+    for running, waiting in SIZES:
+        own = statistics.median(step_times(Scheduler, model, running, waiting, args.steps, "vllm"))
+        for policy in policies:
+            ours = statistics.median(
+                step_times(SlidingScheduler, model, running, waiting, args.steps, policy)
+            )
+            print(
+                f"{running:>4}+{waiting:<3} {policy:>14} {own * 1e6:>9.0f} {ours * 1e6:>11.0f}"
+                f" {(ours - own) / own:>10.2f}×"
+            )
+
+
+if __name__ == "__main__":
+    main()

@@ -200,6 +200,23 @@ def test_packaged_defaults_are_what_make_default_generates() -> None:
     folder = Path(str(resources.files("slidingpolicy.predictor") / "defaults"))
     shipped = {path.stem for path in folder.glob("*.json")}
     assert shipped == {profile_key(*p) for p in DEFAULT_PROFILES}
+    probes = profile_batches(300)
     for gpu, model, tp in DEFAULT_PROFILES:
         path = folder / f"{profile_key(gpu, model, tp)}.json"
-        assert LatencyPredictor.load(path) == make_default(gpu, model, tp), path.name
+        shipped, generated = LatencyPredictor.load(path), make_default(gpu, model, tp)
+        assert shipped.source == generated.source, path.name
+        for chunks, contexts in probes:
+            assert shipped.predict(chunks, contexts) == pytest.approx(
+                generated.predict(chunks, contexts), rel=1e-9
+            ), path.name
+
+
+def profile_batches(count: int) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Batches of every scenario, as the calibration draws them.
+
+    On a decode-only batch x3 = x5 (eq. 4), so the NNLS split between their weights is not
+    identified and differs in its last digits between BLAS builds; the predictions, which
+    are what the packaged file must reproduce, do not.
+    """
+    rng = np.random.default_rng(7)
+    return [arrays(*random_batch(rng)) for _ in range(count)]

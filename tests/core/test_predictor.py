@@ -203,10 +203,10 @@ def test_packaged_defaults_are_what_make_default_generates() -> None:
     probes = profile_batches(300)
     for gpu, model, tp in DEFAULT_PROFILES:
         path = folder / f"{profile_key(gpu, model, tp)}.json"
-        shipped, generated = LatencyPredictor.load(path), make_default(gpu, model, tp)
-        assert shipped.source == generated.source, path.name
+        packaged, generated = LatencyPredictor.load(path), make_default(gpu, model, tp)
+        assert packaged.source == generated.source, path.name
         for chunks, contexts in probes:
-            assert shipped.predict(chunks, contexts) == pytest.approx(
+            assert packaged.predict(chunks, contexts) == pytest.approx(
                 generated.predict(chunks, contexts), rel=1e-9
             ), path.name
 

@@ -46,3 +46,12 @@ def test_capacity_of_a_real_policy_is_reproducible() -> None:
     assert first == second
     assert first.capacity > 0
     assert first.failing / first.capacity <= 1 + PRECISION
+
+
+def test_capacity_does_not_depend_on_the_number_of_workers() -> None:
+    """The same rates are tried and the same capacity found with one worker or two
+    (issue 14: the k-section's k came from the worker count)."""
+    base = RunSpec("sarathi", workload=WorkloadSpec(requests=40))
+    assert capacity_search(base, start=1.0, workers=1) == capacity_search(
+        base, start=1.0, workers=2
+    )

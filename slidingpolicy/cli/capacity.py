@@ -40,6 +40,16 @@ def capacity(
     workload: WorkloadOpt = "mixed-v1",
     requests: RequestsOpt = 200,
     seed: SeedOpt = 0,
+    seeds: Annotated[
+        int,
+        typer.Option(
+            "--seeds",
+            min=1,
+            max=100,
+            help="Seeds per policy (SEED, SEED+1, ...): the mean and min–max are reported.",
+            rich_help_panel="Workload",
+        ),
+    ] = 1,
     slo_scale: SloScaleOpt = 1.0,
     slo_tiers: TiersOpt = False,
     start: Annotated[float, typer.Option("--start", help="First rate tried (req/s).")] = 1.0,
@@ -55,7 +65,7 @@ def capacity(
     """
     import attrs
 
-    from slidingpolicy.engine.capacity import PRECISION, capacities
+    from slidingpolicy.engine.capacity import PRECISION, capacities, spreads
     from slidingpolicy.engine.plots import plot_capacity
     from slidingpolicy.engine.results import capacity_rows, write_csv, write_json
 
@@ -77,9 +87,10 @@ def capacity(
         slo_tiers,
         predictor=predictor,
     )
-    with progress("capacity search", len(chosen)) as ticker:
+    bases = [attrs.evolve(base, policy=p, seed=seed + j) for p in chosen for j in range(seeds)]
+    with progress("capacity search", len(bases)) as ticker:
         found = capacities(
-            [attrs.evolve(base, policy=p) for p in chosen],
+            bases,
             start,
             workers=workers,
             on_done=lambda _: ticker(1),
@@ -90,18 +101,25 @@ def capacity(
     )
     write_csv(out / "capacity.csv", capacity_rows(found))
     hardware = base.hardware.build().name
+    spread = spreads(found)
+    trial = f"{requests} requests per trial, {seeds} seed{'s' if seeds > 1 else ''}"
     plot_capacity(
-        {c.policy: [c.capacity] for c in found},
+        {s.policy: list(s.capacities) for s in spread},
         out / "capacity.png",
-        f"capacity on {workload}, {hardware}, {requests} requests per trial",
+        f"capacity on {workload}, {hardware}, {trial}",
     )
-    table = Table(title=f"capacity on {workload}, {hardware}, {requests} requests per trial")
+    table = Table(title=f"capacity on {workload}, {hardware}, {trial}")
     table.add_column("policy", no_wrap=True)
     table.add_column("capacity (req/s)", justify="right", no_wrap=True)
-    table.add_column("lowest failing (req/s)", justify="right")
+    if seeds > 1:
+        table.add_column("min–max (req/s)", justify="right", no_wrap=True)
+    else:
+        table.add_column("lowest failing (req/s)", justify="right")
     table.add_column("trials", justify="right")
-    for c in found:
-        table.add_row(c.policy, fmt(c.capacity, 3), fmt(c.failing, 3), str(len(c.trials)))
+    for s in spread:
+        mine = [c for c in found if c.policy == s.policy]
+        extra = f"{fmt(s.low, 3)}–{fmt(s.high, 3)}" if seeds > 1 else fmt(mine[0].failing, 3)
+        table.add_row(s.policy, fmt(s.mean, 3), extra, str(sum(len(c.trials) for c in mine)))
     console.print(table)
     console.print(
         "capacity: highest passing rate; lowest failing: the lowest rate above it that "

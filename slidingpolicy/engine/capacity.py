@@ -37,17 +37,19 @@ Search = Generator[list[float], list[float], tuple[float, float]]
 
 @attrs.frozen(slots=True)
 class CapacityResult:
-    """The capacity of one policy and every trial (rate, attainment) it used, in order."""
+    """The capacity of one policy on one seed and every trial (rate, attainment) it used."""
 
     policy: str
     capacity: float
     failing: float
     trials: tuple[Trial, ...]
+    seed: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         """JSON values."""
         return {
             "policy": self.policy,
+            "seed": self.seed,
             "capacity": self.capacity,
             "failing": None if math.isinf(self.failing) else self.failing,
             "trials": [list(t) for t in self.trials],
@@ -124,7 +126,9 @@ def capacities(
             pending[i] = rates
         except StopIteration as done:
             passing, failing = done.value
-            found = CapacityResult(bases[i].policy, passing, failing, tuple(trials[i]))
+            found = CapacityResult(
+                bases[i].policy, passing, failing, tuple(trials[i]), bases[i].seed
+            )
             results[i] = found
             if on_done is not None:
                 on_done(found)
@@ -167,3 +171,34 @@ def capacity_search(
 ) -> CapacityResult:
     """The capacity of one spec (module docstring); k-section over `workers` processes."""
     return capacities([base], start, precision, target, workers)[0]
+
+
+@attrs.frozen(slots=True)
+class CapacitySpread:
+    """One policy's capacity over several seeds: the mean, the lowest and the highest."""
+
+    policy: str
+    capacities: tuple[float, ...]
+
+    @property
+    def mean(self) -> float:
+        """The mean capacity over the seeds."""
+        return sum(self.capacities) / len(self.capacities)
+
+    @property
+    def low(self) -> float:
+        """The lowest seed's capacity."""
+        return min(self.capacities)
+
+    @property
+    def high(self) -> float:
+        """The highest seed's capacity."""
+        return max(self.capacities)
+
+
+def spreads(results: Sequence[CapacityResult]) -> list[CapacitySpread]:
+    """Each policy's capacities over its seeds, policies in the order they first appear."""
+    by_policy: dict[str, list[float]] = {}
+    for result in results:
+        by_policy.setdefault(result.policy, []).append(result.capacity)
+    return [CapacitySpread(policy, tuple(values)) for policy, values in by_policy.items()]

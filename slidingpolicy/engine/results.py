@@ -126,11 +126,12 @@ def timings_document(runs: Sequence[RunSummary]) -> dict[str, Any]:
 
 
 def capacity_rows(results: Sequence[CapacityResult]) -> list[dict[str, Any]]:
-    """One row per policy: the capacity, the lowest rate above it that failed (the search
+    """One row per policy and seed: the capacity, the lowest rate above it that failed (the search
     stops when it is within the precision of the capacity; empty if none failed), the trials."""
     return [
         {
             "policy": r.policy,
+            "seed": r.seed,
             "capacity": r.capacity,
             "lowest_failing_rate": r.failing,
             "trials": len(r.trials),

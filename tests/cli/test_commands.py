@@ -303,3 +303,20 @@ def test_the_documented_log_line_parses() -> None:
     example = re.findall(r"```json\n(.*?)```", doc, re.S)[0]
     state, plan, budget = parse_line(json.dumps(json.loads(example)))
     assert (len(state.requests), plan.path, budget) == (2, "chunker", 2048)
+
+
+def test_capacity_with_seeds_reports_mean_and_range(tmp_path: Path) -> None:
+    """`--seeds 2` runs a search per seed and reports each policy's mean and min–max."""
+    from typer.testing import CliRunner
+
+    from slidingpolicy.cli.app import app
+
+    out = tmp_path / "cap"
+    result = CliRunner().invoke(
+        app,
+        ["capacity", "-p", "sarathi", "-n", "40", "--seeds", "2", "--workers", "1", "-o", str(out)],
+    )
+    assert result.exit_code == 0, result.output
+    assert "min–max" in result.output
+    seeds = [c["seed"] for c in json.loads((out / "results.json").read_text())["capacity"]]
+    assert seeds == [0, 1]

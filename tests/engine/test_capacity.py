@@ -6,7 +6,13 @@ import math
 
 import pytest
 
-from slidingpolicy.engine.capacity import PRECISION, _search, capacity_search
+from slidingpolicy.engine.capacity import (
+    PRECISION,
+    CapacityResult,
+    _search,
+    capacity_search,
+    spreads,
+)
 from slidingpolicy.engine.sweep import RunSpec, WorkloadSpec
 
 
@@ -55,3 +61,14 @@ def test_capacity_does_not_depend_on_the_number_of_workers() -> None:
     assert capacity_search(base, start=1.0, workers=1) == capacity_search(
         base, start=1.0, workers=2
     )
+
+
+def test_spreads_give_each_policys_mean_and_range_over_seeds() -> None:
+    found = [
+        CapacityResult("a", 1.0, 1.02, (), 0),
+        CapacityResult("b", 3.0, 3.05, (), 0),
+        CapacityResult("a", 2.0, 2.04, (), 1),
+    ]
+    (a, b) = spreads(found)
+    assert (a.policy, a.capacities, a.mean, a.low, a.high) == ("a", (1.0, 2.0), 1.5, 1.0, 2.0)
+    assert (b.policy, b.mean) == ("b", 3.0)

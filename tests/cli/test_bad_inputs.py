@@ -60,7 +60,12 @@ CASES = [
     Case("holdout 0", ["fit", "--holdout", "0"], "holdout"),
     # names and lists
     Case("unknown policy", ["simulate", "--policy", "fifo"], "known: greedy, qoserve, sarathi"),
-    Case("unknown hardware", ["simulate", "--hardware", "tpu"], "known: a100-80g, h100, rtx3090"),
+    Case(
+        "unknown hardware",
+        ["simulate", "--hardware", "tpu"],
+        "known: a100-80g, a100-80g-measured, a100-80g-quantized, h100, h100-quantized, "
+        "rtx3090, rtx3090-quantized",
+    ),
     Case("unknown model", ["simulate", "--model", "gpt5"], "known:"),
     Case("unknown workload", ["simulate", "--workload", "chat"], "known: arxiv, mixed-v1"),
     Case("empty policy list", ["sweep", "-p", ""], "name at least one policy"),
@@ -225,7 +230,7 @@ CASES = [
     Case(
         "check unknown hardware",
         ["check", "{file}", "--hardware", "tpu"],
-        "unknown gpu 'tpu'",
+        "unknown hardware 'tpu'",
         b"x",
     ),
     Case(

@@ -161,7 +161,7 @@ def test_capacity_writes_results_json_and_explains_its_columns(
     assert code == 0
     assert "capacity" in _document(out)
     header = (out / "capacity.csv").read_text().splitlines()[0]
-    assert header == "policy,capacity,lowest_failing_rate,trials"
+    assert header == "policy,seed,capacity,lowest_failing_rate,trials"
     text = " ".join(text.split())
     assert "lowest failing" in text
     assert "search precision" in text

@@ -1,4 +1,4 @@
-"""Oracle for the NNLS calibration (§4.1): cvxpy's constrained least squares per scenario."""
+"""Oracle for the calibration (§4.1): cvxpy's bounded least squares per scenario."""
 
 from __future__ import annotations
 
@@ -24,17 +24,30 @@ def rss(model: LinearModel, rows: FloatArray, latencies: FloatArray) -> float:
     return float(((rows @ w - latencies) ** 2).sum())
 
 
-def least_squares(rows: FloatArray, latencies: FloatArray) -> float:
-    """min ‖Xw − y‖² s.t. w ≥ 0 (intercept included), by cvxpy (Clarabel, tight tolerances).
+def least_squares(
+    rows: FloatArray,
+    latencies: FloatArray,
+    lower: FloatArray | None = None,
+    upper: FloatArray | None = None,
+) -> float:
+    """min ‖Xw − y‖² s.t. lower ≤ w ≤ upper (default w ≥ 0, intercept included), by cvxpy
+    (Clarabel, tight tolerances).
 
-    Columns are scaled to unit norm first (w ≥ 0 is unchanged by a positive scaling);
-    all-zero columns are dropped (their weight does not change the residual).
+    Columns are scaled to unit norm first (bounds scale with them); all-zero columns are
+    dropped (their weight does not change the residual).
     """
+    width = rows.shape[1]
+    low = np.zeros(width) if lower is None else lower
+    high = np.full(width, np.inf) if upper is None else np.maximum(upper, low)
     norms = np.linalg.norm(rows, axis=0)
     used = norms > 0
     scaled = rows[:, used] / norms[used]
-    w = cp.Variable(int(used.sum()), nonneg=True)
-    problem = cp.Problem(cp.Minimize(cp.sum_squares(scaled @ w - latencies)))
+    w = cp.Variable(int(used.sum()))
+    constraints = [w >= low[used] * norms[used]]
+    finite = np.isfinite(high[used])
+    if finite.any():
+        constraints.append(w[np.flatnonzero(finite)] <= (high[used] * norms[used])[finite])
+    problem = cp.Problem(cp.Minimize(cp.sum_squares(scaled @ w - latencies)), constraints)
     problem.solve(
         solver=cp.CLARABEL, tol_gap_abs=1e-12, tol_gap_rel=1e-12, tol_feas=1e-12, max_iter=500
     )

@@ -113,6 +113,7 @@ def fit(
     """Calibrate the latency predictor; print MAE, RMSE and R² per scenario on held-out samples."""
     from slidingpolicy.engine.sweep import HardwareSpec
     from slidingpolicy.predictor import evaluate, fit_predictor
+    from slidingpolicy.predictor.fit import MARGIN_FLOOR, MARGIN_QUANTILE
     from slidingpolicy.predictor.profiling import DEFAULT_SAMPLES
     from slidingpolicy.predictor.profiling import profile as sample_hardware
     from slidingpolicy.predictor.profiling import write_default as write_packaged
@@ -144,7 +145,7 @@ def fit(
         predictor.save(out)
         console.print(f"wrote {out}")
     table = Table(title=f"held-out error, {len(data) - cut} of {len(data)} samples")
-    for column in ("scenario", "samples", "MAE (ms)", "RMSE (ms)", "R²"):
+    for column in ("batches", "samples", "MAE (ms)", "RMSE (ms)", "bias (ms)", "R²"):
         table.add_column(column, justify="right")
     undefined = []
     for report in evaluate(predictor, data[cut:]):
@@ -155,9 +156,15 @@ def fit(
             str(report.samples),
             f"{1000 * report.mae:.3f}",
             f"{1000 * report.rmse:.3f}",
+            f"{1000 * report.bias:+.3f}",
             fmt(report.r2, 4),
         )
     console.print(table)
+    console.print(
+        f"latency margin {predictor.margin:.4f}: T̂·margin covers {MARGIN_QUANTILE:.0%} of the "
+        f"held-out batches with prefill work predicted at ≥ {1000 * MARGIN_FLOOR:.0f} ms "
+        '("small": under 64 prefill tokens; bias = T̂ − measured)'
+    )
     if undefined:
         err_console.print(
             f"[yellow]warning: R² is undefined for {', '.join(undefined)}: fewer than two "

@@ -1,8 +1,13 @@
-"""Calibration: non-negative least squares from sufficient statistics, offline and online.
+"""Calibration: bounded least squares from sufficient statistics, offline and online.
 
 Each scenario keeps XᵀX, Xᵀy, yᵀy and a (possibly discounted) sample count over the augmented
 features [1, x1..x7]. Adding a sample is a pure function; refitting solves
-min ‖Xw − y‖² s.t. w ≥ 0 (intercept included) per scenario, from the statistics alone.
+min ‖Xw − y‖² over box constraints per scenario, from the statistics alone, in the order
+that makes the predictor monotone across scenarios (proofs/monotonicity.md §5):
+
+1. DECODE with w ≥ 0 and no x3 (on decode batches x3 = x5 exactly);
+2. MIXED with w ≥ w_DECODE (a decode batch never gets slower by gaining prefill work);
+3. PREFILL with 0 ≤ w ≤ w_MIXED (a prefill batch never gets slower by gaining a decode).
 """
 
 from __future__ import annotations
@@ -16,7 +21,10 @@ from slidingpolicy import _validate
 from slidingpolicy._arrays import read_only
 from slidingpolicy.errors import InvalidRecordError
 from slidingpolicy.predictor.features import (
+    DECODE,
+    MIXED,
     NUM_FEATURES,
+    PREFILL,
     SCENARIOS,
     FloatArray,
     IntArray,
@@ -66,28 +74,52 @@ class PredictorStats:
         return self.gram.sum(axis=0), self.moment.sum(axis=0), float(self.count.sum())
 
 
-def _solve(gram: FloatArray, moment: FloatArray, count: float) -> LinearModel:
-    """min wᵀGw − 2mᵀw s.t. w ≥ 0, as NNLS on the Cholesky factor of the column-scaled gram.
+NO_X3 = np.array([0.0 if j == 3 else np.inf for j in range(WIDTH)])
+"""Upper bounds that drop x3 (column 3 of [1, x1..x7]) from the DECODE fit."""
+
+
+def _row(model: LinearModel) -> FloatArray:
+    return np.array([model.intercept, *model.weights])
+
+
+def _model(row: FloatArray, count: float) -> LinearModel:
+    return LinearModel(float(row[0]), tuple(float(w) for w in row[1:]), count)
+
+
+def _solve(
+    gram: FloatArray,
+    moment: FloatArray,
+    count: float,
+    lower: FloatArray | None = None,
+    upper: FloatArray | None = None,
+) -> LinearModel:
+    """min wᵀGw − 2mᵀw s.t. lower ≤ w ≤ upper (default 0 ≤ w), by bounded-variable least
+    squares on the Cholesky factor of the column-scaled gram. A column never observed takes
+    its lower bound.
 
     scipy is imported here, not at module load: it costs a second per process, and only
     fitting needs it (the scheduler and the engine only predict).
     """
-    from scipy.optimize import nnls
+    from scipy.optimize import lsq_linear
 
-    if count <= 0.0:
-        return LinearModel(0.0, (0.0,) * NUM_FEATURES, 0.0)
+    low = np.zeros(WIDTH) if lower is None else np.asarray(lower, dtype=np.float64)
+    high = np.full(WIDTH, np.inf) if upper is None else np.maximum(upper, low)
+    coefficients = low.copy()
     diagonal = np.diag(gram).copy()
-    used = diagonal > 0.0
-    scale = np.where(used, np.sqrt(np.where(used, diagonal, 1.0)), 1.0)
-    scaled = gram[np.ix_(used, used)] / np.outer(scale[used], scale[used])
-    rhs = moment[used] / scale[used]
+    used = (diagonal > 0.0) & (high > low)
+    if count <= 0.0 or not used.any():
+        return _model(coefficients, max(count, 0.0))
+    fixed = ~used
+    scale = np.sqrt(diagonal[used])
+    scaled = gram[np.ix_(used, used)] / np.outer(scale, scale)
+    rhs = (moment[used] - gram[np.ix_(used, fixed)] @ low[fixed]) / scale
     jitter = 1e-12 * max(float(np.trace(scaled)), 1.0)
     factor = np.linalg.cholesky(scaled + jitter * np.eye(int(used.sum())))
     target = np.linalg.solve(factor, rhs)
-    solution, _ = nnls(factor.T, target)
-    coefficients = np.zeros(WIDTH)
-    coefficients[used] = solution / scale[used]
-    return LinearModel(float(coefficients[0]), tuple(coefficients[1:]), count)
+    bounds = (low[used] * scale, high[used] * scale)
+    result = lsq_linear(factor.T, target, bounds=bounds, method="bvls", tol=1e-14)
+    coefficients[used] = np.clip(result.x / scale, low[used], high[used])
+    return _model(coefficients, count)
 
 
 def solve(
@@ -96,25 +128,39 @@ def solve(
     source: str = "",
     prior: LatencyPredictor | None = None,
 ) -> LatencyPredictor:
-    """Refit every scenario with at least `min_samples` observations (eq. 6).
+    """Refit every scenario with at least `min_samples` observations (eq. 6), monotone across
+    scenarios: w_DECODE ≤ w_MIXED ≥ w_PREFILL elementwise, intercepts included.
 
-    A scenario with fewer keeps the `prior`'s model when one is given (online refits start
-    from the offline predictor), and uses the global model fitted on all samples otherwise.
+    A scenario with fewer samples starts from the `prior`'s model when one is given (online
+    refits start from the offline predictor), else from the global model fitted on all
+    samples, and is then raised (MIXED) or lowered (PREFILL) to the bound its order sets.
     """
     fallback = _solve(*stats.merged())
     if prior is not None and stats.count.sum() < min_samples:
         fallback = prior.fallback
-    models = []
-    for k in range(len(SCENARIOS)):
-        count = float(stats.count[k])
-        if count >= min_samples:
-            models.append(_solve(stats.gram[k], stats.moment[k], count))
-        elif prior is not None:
-            models.append(prior.models[k])
-        else:
-            models.append(attrs.evolve(fallback, samples=count))
-    decode, prefill, mixed = models
-    return LatencyPredictor(decode, prefill, mixed, fallback=fallback, source=source)
+
+    def start(k: int) -> LinearModel:
+        if prior is not None:
+            return prior.models[k]
+        return attrs.evolve(fallback, samples=float(stats.count[k]))
+
+    def fit(k: int, lower: FloatArray | None, upper: FloatArray | None) -> LinearModel:
+        if stats.count[k] < min_samples:
+            return start(k)
+        return _solve(stats.gram[k], stats.moment[k], float(stats.count[k]), lower, upper)
+
+    def bounded(model: LinearModel, row: FloatArray) -> LinearModel:
+        return model if np.array_equal(row, _row(model)) else _model(row, model.samples)
+
+    decode = fit(DECODE, None, NO_X3)
+    mixed = fit(MIXED, _row(decode), None)
+    mixed = bounded(mixed, np.maximum(_row(mixed), _row(decode)))
+    prefill = fit(PREFILL, None, _row(mixed))
+    prefill = bounded(prefill, np.minimum(_row(prefill), _row(mixed)))
+    margin = 1.0 if prior is None else prior.margin
+    return LatencyPredictor(
+        decode, prefill, mixed, fallback=fallback, source=source, margin=margin
+    )
 
 
 def _ints(values: Sequence[int]) -> tuple[int, ...]:
@@ -154,33 +200,82 @@ def accumulate(samples: Sequence[Sample], stats: PredictorStats | None = None) -
     return result
 
 
+MARGIN_QUANTILE = 0.99
+"""The margin covers this share of held-out batches (`calibrate_margin`)."""
+MARGIN_FLOOR = 0.02
+"""Batches predicted under this many seconds do not set the margin: no deadline a policy
+meets binds there (the tightest TBT SLO is 50 ms, and on mixed-v1 the chunker's binding
+T_cur is ≥ 96 ms in 99% of iterations; docs/decisions.md)."""
+HOLDOUT = 5
+"""One sample in HOLDOUT is held out to calibrate the margin."""
+
+
+def calibrate_margin(
+    predictor: LatencyPredictor,
+    samples: Sequence[Sample],
+    quantile: float = MARGIN_QUANTILE,
+    floor: float = MARGIN_FLOOR,
+) -> float:
+    """The smallest m ≥ 1 with y ≤ m·T̂ on a `quantile` share of the held-out `samples` that
+    carry prefill work (the batches a policy chooses) and are predicted at ≥ `floor` s."""
+    ratios = []
+    for sample in samples:
+        x, scenario = sample.features()
+        predicted = predictor.predict_features(x, scenario)
+        if scenario != DECODE and predicted >= floor:
+            ratios.append(sample.latency / predicted)
+    if not ratios:
+        return 1.0
+    return max(1.0, float(np.quantile(ratios, quantile, method="higher")))
+
+
 def fit_predictor(
     samples: Sequence[Sample], min_samples: int = 30, source: str = ""
 ) -> LatencyPredictor:
-    """The non-negative least-squares predictor of `samples` (offline calibration, §4.1)."""
-    return solve(accumulate(samples), min_samples=min_samples, source=source)
+    """The monotone bounded least-squares predictor of `samples` (offline calibration, §4.1),
+    with its margin: every HOLDOUT-th sample is held out of a first fit to calibrate the
+    margin, then the predictor is refitted on all samples."""
+    kept = [s for i, s in enumerate(samples) if i % HOLDOUT]
+    held = [s for i, s in enumerate(samples) if not i % HOLDOUT]
+    trial = solve(accumulate(kept), min_samples=min_samples, source=source)
+    final = solve(accumulate(samples), min_samples=min_samples, source=source)
+    return attrs.evolve(final, margin=calibrate_margin(trial, held))
+
+
+SMALL_PREFILL = 64
+"""Batches with 1..SMALL_PREFILL − 1 prefill tokens are reported apart: a loaded scheduler runs
+them most, and a fit dominated by large batches misses them first."""
 
 
 @attrs.frozen(slots=True)
 class FitReport:
-    """Held-out error of one scenario: MAE and RMSE in seconds, R², sample count."""
+    """Held-out error of one group of batches: MAE, RMSE and mean bias (T̂ − y) in seconds,
+    R², sample count. Groups: each scenario, "small" (under SMALL_PREFILL prefill tokens)
+    and "all"."""
 
     scenario: str
     samples: int
     mae: float
     rmse: float
     r2: float
+    bias: float
 
 
 def evaluate(predictor: LatencyPredictor, samples: Sequence[Sample]) -> tuple[FitReport, ...]:
-    """MAE, RMSE and R² per scenario and over all samples ("all")."""
-    rows: list[tuple[int, float, float]] = []
+    """MAE, RMSE, R² and bias per scenario, on small prefills and over all samples."""
+    rows: list[tuple[str, bool, float, float]] = []
     for sample in samples:
         x, scenario = sample.features()
-        rows.append((scenario, predictor.predict_features(x, scenario), sample.latency))
+        small = 0 < x[5] < SMALL_PREFILL
+        rows.append(
+            (SCENARIOS[scenario], small, predictor.predict_features(x, scenario), sample.latency)
+        )
+    groups = [*SCENARIOS, "small", "all"]
     reports = []
-    for k, name in [*enumerate(SCENARIOS), (-1, "all")]:
-        picked = [(p, y) for s, p, y in rows if k in (-1, s)]
+    for name in groups:
+        picked = [
+            (p, y) for s, small, p, y in rows if name in (s, "all") or (name == "small" and small)
+        ]
         if not picked:
             continue
         predicted, actual = (np.array(v) for v in zip(*picked, strict=True))
@@ -194,6 +289,7 @@ def evaluate(predictor: LatencyPredictor, samples: Sequence[Sample]) -> tuple[Fi
                 float(np.abs(error).mean()),
                 float(np.sqrt((error**2).mean())),
                 r2,
+                float(error.mean()),
             )
         )
     return tuple(reports)

@@ -22,7 +22,9 @@ from slidingpolicy.predictor.features import (
 )
 
 FORMAT = "slidingpolicy.predictor"
-VERSION = 1
+VERSION = 2
+READABLE = (1, 2)
+"""Versions `from_dict` reads: version 1 has no margin (read as 1.0)."""
 
 
 def _weights(value: object) -> tuple[float, ...]:
@@ -70,12 +72,16 @@ class LatencyPredictor:
     mixed: LinearModel
     fallback: LinearModel
     source: str = ""
+    margin: float = 1.0
+    """m ≥ 1: a policy plans T̂·m against a deadline (`fit.calibrate_margin`)."""
     coefficients: FloatArray = attrs.field(init=False, repr=False, eq=False)
     """Rows DECODE, PREFILL, MIXED of (intercept, w1..w7), read-only."""
     rows: tuple[tuple[float, ...], ...] = attrs.field(init=False, repr=False, eq=False)
     """`coefficients` as Python floats (what scalar pricing reads)."""
 
     def __attrs_post_init__(self) -> None:
+        if _validate.finite("latency predictor", "margin", self.margin) < 1.0:
+            raise InvalidRecordError("latency predictor", "margin", f"={self.margin} must be >= 1")
         table = _coefficients((self.decode, self.prefill, self.mixed))
         object.__setattr__(self, "coefficients", table)
         object.__setattr__(self, "rows", tuple(tuple(row) for row in table.tolist()))
@@ -103,6 +109,7 @@ class LatencyPredictor:
             "format": FORMAT,
             "version": VERSION,
             "source": self.source,
+            "margin": self.margin,
             "models": {name: m.to_dict() for name, m in zip(SCENARIOS, self.models, strict=True)},
             "fallback": self.fallback.to_dict(),
         }
@@ -112,9 +119,10 @@ class LatencyPredictor:
         """Read the JSON form; a wrong format or version raises PredictorFormatError."""
         if not isinstance(data, dict) or data.get("format") != FORMAT:
             raise PredictorFormatError(f"{origin}: not a {FORMAT} file")
-        if data.get("version") != VERSION:
+        if data.get("version") not in READABLE:
             raise PredictorFormatError(
-                f"{origin}: format version {data.get('version')!r}, this package reads {VERSION}"
+                f"{origin}: format version {data.get('version')!r}, this package reads "
+                f"{' and '.join(map(str, READABLE))}"
             )
         try:
             models = data["models"]
@@ -125,6 +133,7 @@ class LatencyPredictor:
                 mixed=mixed,
                 fallback=LinearModel(**data["fallback"]),
                 source=str(data.get("source", "")),
+                margin=data.get("margin", 1.0),
             )
         except (KeyError, TypeError) as error:
             raise PredictorFormatError(f"{origin}: malformed predictor ({error})") from error

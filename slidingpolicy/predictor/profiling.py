@@ -36,13 +36,31 @@ def profile_key(gpu: str, model: str, tp: int) -> str:
     return f"{gpu}-{model}-tp{tp}"
 
 
-def random_batch(rng: np.random.Generator) -> tuple[list[int], list[int]]:
-    """One batch as a scheduler builds it: decode-only, prefill-only or mixed, equally often.
+TILE = 64
+"""Granularity of GEMM tiles on the built-in GPUs: the sampler probes totals just past its
+multiples, where measured latency jumps (docs/hardware.md)."""
 
-    Up to 256 decodes with contexts up to 8k tokens; up to 6 prefill chunks totalling up to
-    4096 tokens over cached prefixes up to 4k (the window's two-iteration budget).
+
+def _prefill_total(rng: np.random.Generator, small: bool) -> int:
+    """A prefill total: up to 4096 tokens (the window's two-iteration budget), or, for the
+    batches a loaded scheduler runs, log-uniform in 2..512, a quarter of them just past a
+    tile edge."""
+    if not small:
+        return int(rng.integers(2, 4097))
+    if rng.random() < 0.25:
+        return TILE * int(rng.integers(1, 9)) + int(rng.integers(1, 9))
+    return int(np.exp(rng.uniform(np.log(2.0), np.log(513.0))))
+
+
+def random_batch(rng: np.random.Generator) -> tuple[list[int], list[int]]:
+    """One batch as a scheduler builds it, four kinds equally often: decode-only,
+    prefill-only, mixed with a large prefill, and mixed with a small one (decodes plus a
+    chunk or two, what a loaded scheduler runs most).
+
+    Up to 256 decodes with contexts up to 8k tokens; up to 6 prefill chunks (2 when small)
+    over cached prefixes up to 4k tokens.
     """
-    kind = int(rng.integers(3))
+    kind = int(rng.integers(4))
     chunks: list[int] = []
     contexts: list[int] = []
     if kind != 1:
@@ -50,8 +68,9 @@ def random_batch(rng: np.random.Generator) -> tuple[list[int], list[int]]:
         chunks += [1] * decodes
         contexts += rng.integers(16, 8193, decodes).tolist()
     if kind != 0:
-        pieces = int(rng.integers(1, 7))
-        total = int(rng.integers(2 * pieces, 4097))
+        small = kind == 3
+        pieces = int(rng.integers(1, 3 if small else 7))
+        total = max(_prefill_total(rng, small), 2 * pieces)
         cuts = np.sort(rng.choice(np.arange(1, total), pieces - 1, replace=False))
         sizes = np.diff(np.concatenate(([0], cuts, [total])))
         chunks += np.maximum(sizes, 2).tolist()

@@ -28,17 +28,24 @@ def sliding_chunk(
     to k·cap tokens, split by eq. 9 (window 2) or its k-iteration form, and B* meets
     T̂₁(B*) ≤ T_cur: we plan k iterations and execute the first (receding horizon).
     `window = 1` is the greedy single step, B* = TimeToBudget(T_cur) (eq. 3).
+
+    No deferral (docs/decisions.md): eq. 9 charges nothing for work left to the next
+    iteration, which is re-planned, so the split may postpone forever. When the whole queue
+    fits now within T_cur it runs now, and a split that would run no prefill now runs
+    TimeToBudget(T_cur) instead.
     """
     if not horizon:
         budget = min(cap, fill.total)
         return ChunkDecision(budget, budget)
     t_cur = horizon[0]
     window = len(horizon)
-    if window == 1:
-        budget = fill_budget(fill, t_cur, cap)
-        return ChunkDecision(budget, budget)
+    now = fill_budget(fill, t_cur, cap)
+    if window == 1 or now == fill.total:
+        return ChunkDecision(now, now)
     budget_sum = fill_budget(fill, horizon[-1], window * cap)
     if window > 2:
-        return ChunkDecision(window_split(fill, budget_sum, cap, t_cur, window), budget_sum)
-    split = exact_split if config.split_search == "exact" else ternary_split
-    return ChunkDecision(split(fill, budget_sum, cap, t_cur), budget_sum)
+        budget = window_split(fill, budget_sum, cap, t_cur, window)
+    else:
+        split = exact_split if config.split_search == "exact" else ternary_split
+        budget = split(fill, budget_sum, cap, t_cur)
+    return ChunkDecision(budget if budget > 0 else now, budget_sum)

@@ -15,6 +15,7 @@ decision at 16 on a 60-request state, 0.17 s at 256), and the note goes no furth
 
 SplitSearch = Literal["ternary", "exact"]
 Order = Literal["mlps", "edf"]
+LevelOrder = Literal["remaining", "deadline"]
 
 
 @attrs.frozen(slots=True)
@@ -28,9 +29,13 @@ class SlidingConfig:
     - `demote_late`: requests past their TTFT deadline sort after every live one (§7.2).
     - `split_search`: the paper's ternary search or the exact minimizer of eq. 9.
     - `order`: MLPS (eq. 16) or EDF on the TTFT deadline (the ablation's base).
+    - `level_order`: MLPS's key inside a level: the remaining prefill r_i (eq. 15, the
+      paper's) or the TTFT deadline (docs/decisions.md).
     - `constructor`: route risky batches to BatchConstructor (§4.4); off for the ablations.
     - `refit_every`: refit the online predictor after this many observations (None = never).
     - `forgetting`: weight kept by old observations at each new one (1.0 = keep all).
+    - `latency_margin`: m ≥ 1; every predicted latency is compared with a deadline as T̂·m
+      (None = the predictor's own, calibrated by `fit`; 1.0 = the paper's zero margin).
     """
 
     max_batch_tokens: int = 2048
@@ -40,9 +45,11 @@ class SlidingConfig:
     demote_late: bool = True
     split_search: SplitSearch = "exact"
     order: Order = "mlps"
+    level_order: LevelOrder = "remaining"
     constructor: bool = True
     refit_every: int | None = None
     forgetting: float = 1.0
+    latency_margin: float | None = None
 
     def __attrs_post_init__(self) -> None:
         record = "sliding config"
@@ -54,9 +61,17 @@ class SlidingConfig:
         if self.refit_every is not None:
             _validate.integer(record, "refit_every", self.refit_every, 1)
         forgetting = _validate.positive(record, "forgetting", self.forgetting)
+        if self.latency_margin is not None:
+            margin = _validate.finite(record, "latency_margin", self.latency_margin)
+            if margin < 1.0:
+                raise InvalidRecordError(record, "latency_margin", f"={margin} must be >= 1")
         if forgetting > 1.0:
             raise InvalidRecordError(record, "forgetting", f"={forgetting} must be <= 1")
-        for field, allowed in (("split_search", ("ternary", "exact")), ("order", ("mlps", "edf"))):
+        for field, allowed in (
+            ("split_search", ("ternary", "exact")),
+            ("order", ("mlps", "edf")),
+            ("level_order", ("remaining", "deadline")),
+        ):
             if getattr(self, field) not in allowed:
                 raise InvalidRecordError(
                     record, field, f"={getattr(self, field)!r} is not one of {allowed}"

@@ -150,10 +150,12 @@ def construct_batch(
     now: float,
     t_cur: float | None,
     cap: int,
+    margin: float = 1.0,
 ) -> Construction | None:
     """The best verified Y_a over every risky anchor by eq. 21, or None if no anchor fits.
 
-    T_a = min(s_a, T_cur), with T_cur only when D_safe is non-empty, and C_a = TimeToBudget(T_a)
+    T_a = min(s_a, T_cur) / m, with T_cur only when D_safe is non-empty and m the latency
+    margin (T̂·m ≤ min(s_a, T_cur)), and C_a = TimeToBudget(T_a)
     over `base` (eq. 17; anchors sharing T_a share it). Branch and bound on
     eq. 21's first key: anchors are solved in decreasing order of their size bound, and the
     search stops once no remaining bound reaches the best |Y| found. Exact ties in eq. 21 go
@@ -163,7 +165,7 @@ def construct_batch(
     capacities: dict[float, int] = {}
     for position, request in enumerate(risky):
         slack = request.deadline - now
-        limit = slack if t_cur is None else min(slack, t_cur)
+        limit = (slack if t_cur is None else min(slack, t_cur)) / margin
         if limit not in capacities:
             capacities[limit] = fill_budget(base, limit, cap)
         anchor = admit_anchor(base, request, members, now, limit, capacities[limit], position)

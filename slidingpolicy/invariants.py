@@ -34,17 +34,23 @@ def _within(latency: float, limit: float) -> bool:
     return latency <= limit + TOLERANCE * max(1.0, abs(limit))
 
 
+def _priced(latency: float, margin: float) -> str:
+    """How a violation message shows T̂ (and the margin when there is one)."""
+    return f"{latency:.6g}s" if margin == 1.0 else f"{latency:.6g}s × margin {margin:.6g}"
+
+
 def check_plan(
     state: SchedulerState,
     plan: BatchPlan,
     token_budget: int | None = None,
     predictor: LatencyPredictor | None = None,
+    margin: float = 1.0,
 ) -> list[Violation]:
     """The invariants 1–7 that `plan` breaks on `state` (empty when it breaks none).
 
     `token_budget` enables invariant 4. Invariants 6 and 7 compare the plan's predicted
-    latency with deadlines; given a `predictor`, the latency is recomputed from the batch
-    rather than taken from the plan.
+    latency, times the policy's latency `margin`, with deadlines; given a `predictor`, the
+    latency is recomputed from the batch rather than taken from the plan.
     """
     found: list[Violation] = []
     requests = {r.id: r for r in state.requests}
@@ -104,14 +110,17 @@ def check_plan(
         )
     prefills = {rid: n for rid, n in tokens.items() if not requests[rid].is_decoding}
     if plan.path is PlanPath.CONSTRUCTOR:
-        found.extend(_constructor_violations(state, plan, prefills, requests, latency))
+        found.extend(_constructor_violations(state, plan, prefills, requests, latency, margin))
     if plan.path is PlanPath.CHUNKER and prefills:
         safe = safe_decodes([requests[i] for i in tokens if requests[i].is_decoding], state.now)
         if safe:
             t_cur = min(d.deadline for d in safe) - state.now
-            if not _within(latency, t_cur):
+            if not _within(latency * margin, t_cur):
                 found.append(
-                    Violation(7, f"predicted latency {latency:.6g}s exceeds T_cur={t_cur:.6g}s")
+                    Violation(
+                        7,
+                        f"predicted latency {_priced(latency, margin)} exceeds T_cur={t_cur:.6g}s",
+                    )
                 )
     return found
 
@@ -122,6 +131,7 @@ def _constructor_violations(
     prefills: dict[str, int],
     requests: dict[str, Request],
     latency: float,
+    margin: float,
 ) -> list[Violation]:
     found = []
     for rid, count in prefills.items():
@@ -133,10 +143,12 @@ def _constructor_violations(
         found.append(Violation(6, f"anchor {anchor!r} is not among the chosen prefills"))
         return found
     slack = requests[anchor].deadline - state.now
-    if not _within(latency, slack):
+    if not _within(latency * margin, slack):
         found.append(
             Violation(
-                6, f"predicted latency {latency:.6g}s exceeds the anchor's slack {slack:.6g}s"
+                6,
+                f"predicted latency {_priced(latency, margin)} exceeds the anchor's slack "
+                f"{slack:.6g}s",
             )
         )
     return found

@@ -8,7 +8,7 @@ from slidingpolicy.config import SlidingConfig
 from slidingpolicy.request import Request
 from slidingpolicy.state import SchedulerState
 
-MlpsKey = tuple[int, int, int, int, float, str]
+MlpsKey = tuple[int, int, int, float, float, str]
 
 
 def is_urgent(
@@ -23,6 +23,7 @@ def mlps_key(request: Request, now: float, throughput: float, config: SlidingCon
     """K_i = (1 − g_i, late_i, 1 − e_i, r_i) then arrival and id (eq. 15).
 
     late_i = 1 when the TTFT deadline has passed and `demote_late` is on (§7.2), else 0.
+    With `level_order="deadline"` the TTFT deadline takes r_i's place inside each level.
     """
     late = config.demote_late and request.deadline <= now
     urgent = is_urgent(request, now, throughput, config.urgency_threshold, config.epsilon)
@@ -30,7 +31,7 @@ def mlps_key(request: Request, now: float, throughput: float, config: SlidingCon
         0 if request.protected else 1,
         1 if late else 0,
         0 if urgent else 1,
-        request.remaining_prefill,
+        request.remaining_prefill if config.level_order == "remaining" else request.deadline,
         request.arrival,
         request.id,
     )

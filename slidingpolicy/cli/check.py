@@ -60,6 +60,15 @@ def check(
             rich_help_panel="Predictor",
         ),
     ] = 2,
+    margin: Annotated[
+        float,
+        typer.Option(
+            "--margin",
+            min=1.0,
+            max=10.0,
+            help="The policy's latency margin m: invariants 6-7 check T̂·m against deadlines.",
+        ),
+    ] = 1.0,
 ) -> None:
     """Check every plan of a recorded run against the invariants; report, never crash.
 
@@ -86,7 +95,7 @@ def check(
             continue
         plans += 1
         unbudgeted += budget is None
-        violations = check_plan(state, plan, token_budget=budget, predictor=judge)
+        violations = check_plan(state, plan, token_budget=budget, predictor=judge, margin=margin)
         if violations:
             broken += 1
             for v in violations:

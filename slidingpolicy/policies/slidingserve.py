@@ -52,6 +52,12 @@ class SlidingServe:
         """B_max."""
         return self.config.max_batch_tokens
 
+    @property
+    def margin(self) -> float:
+        """m: the configured latency margin, else the predictor's."""
+        margin = self.config.latency_margin
+        return self.predictor.margin if margin is None else margin
+
     def init(self) -> SlidingState:
         """Start from the offline predictor, with empty statistics if it learns online."""
         learns = self.config.refit_every is not None
@@ -66,19 +72,15 @@ class SlidingServe:
         queue = order_candidates(state.prefill_candidates, now, state.prefill_throughput, config)
         cap = admission.prefill_cap
         fill = Fill.of(pstate.predictor, admission.decodes, queue, reach=config.window * cap)
+        margin = self.margin
         horizon = window_deadlines(admission.decodes, now, config.window)
         t_cur = horizon[0] if horizon else None
         t_next = horizon[1] - horizon[0] if len(horizon) > 1 else None
         if config.constructor and cap > 0:
-            candidate = check_violations(fill, queue, cap, now)
+            candidate = check_violations(fill, queue, cap, now, margin)
             if candidate.risky:
                 built = construct_batch(
-                    fill,
-                    candidate.members,
-                    candidate.risky,
-                    now,
-                    t_cur,
-                    cap,
+                    fill, candidate.members, candidate.risky, now, t_cur, cap, margin
                 )
                 if built is not None:
                     diagnostics = Diagnostics(
@@ -91,7 +93,7 @@ class SlidingServe:
                         repaired=built.repaired,
                     )
                     return _constructed(admission, built, diagnostics), pstate
-        decision = sliding_chunk(fill, horizon, cap, config)
+        decision = sliding_chunk(fill, tuple(w / margin for w in horizon), cap, config)
         latency = fill.prefix(decision.budget)
         plan = BatchPlan(
             allocations=greedy_allocations(

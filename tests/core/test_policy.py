@@ -97,15 +97,16 @@ def test_pressed_states_reach_the_constructor() -> None:
 def test_window_one_without_constructor_is_greedy_eq_3(
     state: SchedulerState, predictor: LatencyPredictor
 ) -> None:
-    """window=1: B = TimeToBudget(T_cur), or the whole cap when no decode constrains."""
+    """window=1: B = TimeToBudget(T_cur / m), or the whole cap when no decode constrains."""
     config = SlidingConfig(window=1, constructor=False)
-    plan, _ = SlidingServe(predictor, config).plan(SlidingServe(predictor, config).init(), state)
+    policy = SlidingServe(predictor, config)
+    plan, _ = policy.plan(policy.init(), state)
     admission = admit(state, config.max_batch_tokens)
     queue = order_candidates(state.prefill_candidates, state.now, state.prefill_throughput, config)
     fill = Fill.of(predictor, admission.decodes, queue)
     horizon = window_deadlines(admission.decodes, state.now, 1)
     cap = admission.prefill_cap
-    expected = fill_budget(fill, horizon[0], cap) if horizon else min(cap, fill.total)
+    expected = fill_budget(fill, horizon[0] / policy.margin, cap) if horizon else min(cap, fill.total)
     assert plan.prefill_budget == expected
 
 

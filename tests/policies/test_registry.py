@@ -17,6 +17,7 @@ ALL = (
     "sarathi-edf+sc",
     "sarathi-edf+sc+mlps",
     "slidingserve",
+    "slidingserve+",
 )
 
 

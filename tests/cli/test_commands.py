@@ -203,7 +203,7 @@ def test_capacity_progress_names_the_rates_tried() -> None:
     assert trying([("slidingserve", 1.25), ("slidingserve", 1.5)]) == (
         "trying slidingserve 1.25, 1.5/s"
     )
-    many = [(p, 1.0 + i / 10) for i, p in enumerate(names())]
+    many = [(f"policy-{i}", 1.0 + i / 10) for i in range(8)]
     assert trying(many) == "trying 8 rates, 1–1.7/s"
 
 

@@ -31,6 +31,8 @@ class SlidingConfig:
     - `order`: MLPS (eq. 16) or EDF on the TTFT deadline (the ablation's base).
     - `level_order`: MLPS's key inside a level: the remaining prefill r_i (eq. 15, the
       paper's) or the TTFT deadline (docs/decisions.md).
+    - `urgent_first`: urgent requests (e_i = 1, eq. 14) sort before the others, as the paper
+      has it; False sorts them after, as QoServe relegates requests that cannot make it.
     - `constructor`: route risky batches to BatchConstructor (§4.4); off for the ablations.
     - `refit_every`: refit the online predictor after this many observations (None = never).
     - `forgetting`: weight kept by old observations at each new one (1.0 = keep all).
@@ -46,6 +48,7 @@ class SlidingConfig:
     split_search: SplitSearch = "exact"
     order: Order = "mlps"
     level_order: LevelOrder = "remaining"
+    urgent_first: bool = True
     constructor: bool = True
     refit_every: int | None = None
     forgetting: float = 1.0
@@ -76,6 +79,6 @@ class SlidingConfig:
                 raise InvalidRecordError(
                     record, field, f"={getattr(self, field)!r} is not one of {allowed}"
                 )
-        for field in ("demote_late", "constructor"):
+        for field in ("demote_late", "constructor", "urgent_first"):
             if not isinstance(getattr(self, field), bool):
                 raise InvalidRecordError(record, field, "must be a bool")

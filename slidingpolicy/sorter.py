@@ -30,7 +30,7 @@ def mlps_key(request: Request, now: float, throughput: float, config: SlidingCon
     return (
         0 if request.protected else 1,
         1 if late else 0,
-        0 if urgent else 1,
+        0 if urgent == config.urgent_first else 1,
         request.remaining_prefill if config.level_order == "remaining" else request.deadline,
         request.arrival,
         request.id,

@@ -85,7 +85,10 @@ def configs(draw: st.DrawFn) -> SlidingConfig:
         demote_late=draw(st.booleans()),
         split_search=draw(st.sampled_from(["exact", "ternary"])),
         order=draw(st.sampled_from(["mlps", "edf"])),
+        level_order=draw(st.sampled_from(["remaining", "deadline"])),
+        urgent_first=draw(st.booleans()),
         constructor=draw(st.booleans()),
+        latency_margin=draw(st.sampled_from([None, 1.0, 1.1])),
     )
 
 

@@ -9,7 +9,7 @@ the same transformations:
 | `sarathi-edf+sc`      | EDF   | 2       | off         |
 | `sarathi-edf+sc+mlps` | MLPS  | 2       | off         |
 | `slidingserve`        | MLPS  | 2       | on          |
-| `slidingserve+`       | MLPS, deadline inside levels | 2 | on |
+| `slidingserve+`       | MLPS by deadline, urgent last | 2 | on    |
 
 `slidingserve` is the paper's algorithm with only the engineering decisions where the paper
 is silent (latency margin, no deferral, monotone predictor); `slidingserve+` is the
@@ -36,7 +36,7 @@ FIXED: MappingProxyType[str, MappingProxyType[str, object]] = MappingProxyType(
         "sarathi-edf+sc": MappingProxyType({"order": "edf", "constructor": False}),
         "sarathi-edf+sc+mlps": MappingProxyType({"order": "mlps", "constructor": False}),
         "slidingserve": MappingProxyType({}),
-        "slidingserve+": MappingProxyType({"level_order": "deadline"}),
+        "slidingserve+": MappingProxyType({"level_order": "deadline", "urgent_first": False}),
     }
 )
 """The `SlidingConfig` fields each variant fixes."""
@@ -47,7 +47,7 @@ VARIANT_SUMMARIES: MappingProxyType[str, str] = MappingProxyType(
         "sarathi-edf+sc": "ablation: EDF order + SlidingChunker (two-iteration window)",
         "sarathi-edf+sc+mlps": "ablation: MLPS + SlidingChunker, no BatchConstructor",
         "slidingserve": "the paper's: MLPS, SlidingChunker, BatchConstructor",
-        "slidingserve+": "recommended: slidingserve with MLPS levels ordered by deadline",
+        "slidingserve+": "recommended: MLPS by deadline, hopeless requests last",
     }
 )
 """One line on each variant, in the order of `FIXED`."""

@@ -36,7 +36,8 @@ def test_every_plan_passes_check_plan(
 ) -> None:
     policy = SlidingServe(predictor, config)
     plan, _ = policy.plan(policy.init(), state)
-    assert check_plan(state, plan, token_budget=config.max_batch_tokens, predictor=predictor) == []
+    budget = config.max_batch_tokens
+    assert check_plan(state, plan, budget, predictor=predictor, margin=policy.margin) == []
     assert plan.total_tokens <= config.max_batch_tokens
 
 

@@ -54,6 +54,24 @@ def test_protection_then_urgency_then_work() -> None:
     ]
 
 
+def test_the_recommended_order_puts_hopeless_requests_after_the_calm_ones() -> None:
+    """`slidingserve+`: deadline inside each level, urgent (e_i = 1) after the others."""
+    requests = (
+        waiting("big-early", 2000, 1.0),
+        waiting("small-late", 100, 2.5),
+        waiting("hopeless", 4000, 0.5),
+        waiting("protected", 3000, 2.5, protected=True),
+    )
+    state = SchedulerState(NOW, requests, 5000.0)
+    config = SlidingConfig(level_order="deadline", urgent_first=False)
+    assert [r.id for r in sort_candidates(state, config)] == [
+        "protected",
+        "big-early",
+        "small-late",
+        "hopeless",
+    ]
+
+
 def test_late_requests_go_last_unless_demotion_is_off() -> None:
     requests = (waiting("late", 10, -0.5), waiting("live", 2000, 2.0))
     state = SchedulerState(NOW, requests, 5000.0)

@@ -52,3 +52,51 @@ def least_squares(
         solver=cp.CLARABEL, tol_gap_abs=1e-12, tol_gap_rel=1e-12, tol_feas=1e-12, max_iter=500
     )
     return float(((scaled @ solution(w) - latencies) ** 2).sum())
+
+
+def ridge_terms(rows: FloatArray, weight: float) -> FloatArray:
+    """The per-coefficient weights N0·mean(x_j²) of the online prior (`fit._solve`)."""
+    terms: FloatArray = weight * (rows**2).mean(axis=0)
+    return terms
+
+
+def penalized(
+    model: LinearModel, rows: FloatArray, latencies: FloatArray, center: FloatArray, weight: float
+) -> float:
+    """‖Xw − y‖² + Σ_j N0·mean(x_j²)·(w_j − c_j)² of a model."""
+    w = np.array([model.intercept, *model.weights])
+    terms = ridge_terms(rows, weight)
+    return float(((rows @ w - latencies) ** 2).sum() + (terms * (w - center) ** 2).sum())
+
+
+def penalized_least_squares(
+    rows: FloatArray,
+    latencies: FloatArray,
+    center: FloatArray,
+    weight: float,
+    lower: FloatArray | None = None,
+    upper: FloatArray | None = None,
+) -> float:
+    """min ‖Xw − y‖² + Σ_j N0·mean(x_j²)·(w_j − c_j)² s.t. lower ≤ w ≤ upper (default w ≥ 0),
+    by cvxpy (Clarabel, tight tolerances), on unit-norm columns; all-zero columns are dropped
+    (neither term depends on them)."""
+    width = rows.shape[1]
+    low = np.zeros(width) if lower is None else lower
+    high = np.full(width, np.inf) if upper is None else np.maximum(upper, low)
+    norms = np.linalg.norm(rows, axis=0)
+    used = norms > 0
+    scaled = rows[:, used] / norms[used]
+    terms = ridge_terms(rows, weight)[used] / norms[used] ** 2
+    goal = center[used] * norms[used]
+    w = cp.Variable(int(used.sum()))
+    constraints = [w >= low[used] * norms[used]]
+    finite = np.isfinite(high[used])
+    if finite.any():
+        constraints.append(w[np.flatnonzero(finite)] <= (high[used] * norms[used])[finite])
+    cost = cp.sum_squares(scaled @ w - latencies) + cp.sum(cp.multiply(terms, (w - goal) ** 2))
+    problem = cp.Problem(cp.Minimize(cost), constraints)
+    problem.solve(
+        solver=cp.CLARABEL, tol_gap_abs=1e-12, tol_gap_rel=1e-12, tol_feas=1e-12, max_iter=500
+    )
+    found = solution(w)
+    return float(((scaled @ found - latencies) ** 2).sum() + (terms * (found - goal) ** 2).sum())

@@ -7,9 +7,9 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from proofs.fit_oracle import design, least_squares, rss
+from proofs.fit_oracle import design, least_squares, penalized, penalized_least_squares, rss
 from slidingpolicy.predictor.features import DECODE, MIXED, PREFILL, SCENARIOS
-from slidingpolicy.predictor.fit import NO_X3, Sample, solve, accumulate
+from slidingpolicy.predictor.fit import NO_X3, Sample, accumulate, solve
 from slidingpolicy.predictor.model import LinearModel
 
 FIT_CASES = 60
@@ -74,3 +74,47 @@ def test_fit_matches_cvxpy_bounded_least_squares(samples: list[Sample]) -> None:
         rows, y = design(group)
         found, best = rss(model, rows, y), least_squares(rows, y, low, high)
         assert found <= best + RELATIVE * float(y @ y), (found, best)
+
+
+@st.composite
+def priors(draw: st.DrawFn) -> tuple[list[Sample], object]:
+    """A sample set and an offline predictor fitted on another one (the online prior)."""
+    from slidingpolicy.predictor.fit import fit_predictor
+
+    offline = fit_predictor(draw(sample_sets()), min_samples=1)
+    return draw(sample_sets()), offline
+
+
+@settings(max_examples=FIT_CASES, deadline=None)
+@given(priors(), st.sampled_from([1.0, 200.0, 5000.0]))
+def test_online_refit_matches_cvxpy_penalized_least_squares(
+    case: tuple[list[Sample], object], weight: float
+) -> None:
+    """60 generated (samples, prior) pairs: per scenario, under its stage's bounds, the online
+    refit's objective ‖Xw − y‖² + Σ_j N0·mean(x_j²)(w_j − α̂·w0_j)² is at most cvxpy's
+    optimum + 1e-7·(Σy² + the optimum)."""
+    from slidingpolicy.predictor.fit import prior_scale
+    from slidingpolicy.predictor.model import LatencyPredictor
+
+    samples, prior = case
+    assert isinstance(prior, LatencyPredictor)
+    stats = accumulate(samples)
+    predictor = solve(stats, prior=prior, prior_weight=weight)
+    scale = prior_scale(stats, prior)
+    groups: dict[int, list[Sample]] = {k: [] for k in range(len(SCENARIOS))}
+    for s in samples:
+        groups[s.features()[1]].append(s)
+    decode, prefill, mixed = predictor.models
+    bounds = {
+        DECODE: (decode, None, NO_X3),
+        MIXED: (mixed, _row(decode), None),
+        PREFILL: (prefill, None, _row(mixed)),
+    }
+    for k, (model, low, high) in bounds.items():
+        if not groups[k]:
+            continue
+        rows, y = design(groups[k])
+        center = scale * prior.coefficients[k]
+        found = penalized(model, rows, y, center, weight)
+        best = penalized_least_squares(rows, y, center, weight, low, high)
+        assert found <= best + RELATIVE * (float(y @ y) + best), (found, best)

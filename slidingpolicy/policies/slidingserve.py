@@ -145,12 +145,18 @@ class SlidingServe:
         scenario: int,
         latency: float,
     ) -> SlidingState:
-        """Add one observation to `stats`; refit every `refit_every` of them."""
+        """Add one observation to `stats`; refit every `refit_every` of them, from the
+        statistics since the start and the offline predictor as prior (`fit.solve`)."""
         stats = stats.add(x, scenario, latency, self.config.forgetting)
         seen = pstate.since_refit + 1
         if self.config.refit_every is None or seen < self.config.refit_every:
             return attrs.evolve(pstate, stats=stats, since_refit=seen)
-        predictor = solve(stats, prior=pstate.predictor, source=pstate.predictor.source)
+        predictor = solve(
+            stats,
+            prior=self.predictor,
+            source=self.predictor.source,
+            prior_weight=self.config.prior_weight,
+        )
         return SlidingState(predictor, stats, 0)
 
 

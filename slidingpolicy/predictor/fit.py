@@ -92,10 +92,16 @@ def _solve(
     count: float,
     lower: FloatArray | None = None,
     upper: FloatArray | None = None,
+    center: FloatArray | None = None,
+    weight: float = 0.0,
 ) -> LinearModel:
     """min wᵀGw − 2mᵀw s.t. lower ≤ w ≤ upper (default 0 ≤ w), by bounded-variable least
-    squares on the Cholesky factor of the column-scaled gram. A column never observed takes
-    its lower bound.
+    squares on the Cholesky factor of the column-scaled gram.
+
+    With a `center` w0 and a `weight` N0 > 0 the objective gains N0·Σ_j (G_jj/n)(w_j − w0_j)²:
+    N0 observations' worth of each coefficient's prior (the ridge form of a Gaussian prior on
+    w, scaled by each feature's mean square). A column never observed takes w0 (clipped to
+    its bounds), or its lower bound without a center.
 
     scipy is imported here, not at module load: it costs a second per process, and only
     fitting needs it (the scheduler and the engine only predict).
@@ -104,15 +110,20 @@ def _solve(
 
     low = np.zeros(WIDTH) if lower is None else np.asarray(lower, dtype=np.float64)
     high = np.full(WIDTH, np.inf) if upper is None else np.maximum(upper, low)
-    coefficients = low.copy()
+    coefficients = low.copy() if center is None else np.clip(center, low, high)
     diagonal = np.diag(gram).copy()
+    if center is not None and weight > 0.0 and count > 0.0:
+        penalty = weight * diagonal / count
+        gram = gram + np.diag(penalty)
+        moment = moment + penalty * center
     used = (diagonal > 0.0) & (high > low)
     if count <= 0.0 or not used.any():
         return _model(coefficients, max(count, 0.0))
     fixed = ~used
+    diagonal = np.diag(gram)
     scale = np.sqrt(diagonal[used])
     scaled = gram[np.ix_(used, used)] / np.outer(scale, scale)
-    rhs = (moment[used] - gram[np.ix_(used, fixed)] @ low[fixed]) / scale
+    rhs = (moment[used] - gram[np.ix_(used, fixed)] @ coefficients[fixed]) / scale
     jitter = 1e-12 * max(float(np.trace(scaled)), 1.0)
     factor = np.linalg.cholesky(scaled + jitter * np.eye(int(used.sum())))
     target = np.linalg.solve(factor, rhs)
@@ -122,32 +133,53 @@ def _solve(
     return _model(coefficients, count)
 
 
+def prior_scale(stats: PredictorStats, prior: LatencyPredictor) -> float:
+    """α̂ = Σ_k w0_kᵀ m_k / Σ_k w0_kᵀ G_k w0_k: the factor by which the prior's predictions best
+    fit the observed latencies in least squares (2 on a machine twice as slow); 1 without
+    data."""
+    rows = prior.coefficients
+    fitted = sum(float(rows[k] @ stats.moment[k]) for k in range(len(SCENARIOS)))
+    energy = sum(float(rows[k] @ stats.gram[k] @ rows[k]) for k in range(len(SCENARIOS)))
+    return fitted / energy if energy > 0.0 and fitted > 0.0 else 1.0
+
+
 def solve(
     stats: PredictorStats,
     min_samples: int = 30,
     source: str = "",
     prior: LatencyPredictor | None = None,
+    prior_weight: float = 0.0,
 ) -> LatencyPredictor:
-    """Refit every scenario with at least `min_samples` observations (eq. 6), monotone across
-    scenarios: w_DECODE ≤ w_MIXED ≥ w_PREFILL elementwise, intercepts included.
+    """Refit every scenario (eq. 6), monotone across scenarios: w_DECODE ≤ w_MIXED ≥ w_PREFILL
+    elementwise, intercepts included.
 
-    A scenario with fewer samples starts from the `prior`'s model when one is given (online
-    refits start from the offline predictor), else from the global model fitted on all
-    samples, and is then raised (MIXED) or lowered (PREFILL) to the bound its order sets.
+    Offline (no `prior`), a scenario with fewer than `min_samples` observations takes the
+    global model fitted on all samples. Online refits start from the offline `prior`:
+
+    - with `prior_weight` N0 > 0, each scenario is the estimate under a prior centred on the
+      prior's model scaled to the data (`prior_scale`), weighing N0 observations (`_solve`):
+      what the engine's batches identify follows the data, what they leave open (collinear
+      or unobserved features, a scenario barely seen) keeps the scaled prior;
+    - with N0 = 0, a scenario with at least `min_samples` observations is the data's fit
+      alone, and the others keep the prior's model.
+
+    Each model is then raised (MIXED) or lowered (PREFILL) to the bound its order sets.
     """
-    fallback = _solve(*stats.merged())
-    if prior is not None and stats.count.sum() < min_samples:
-        fallback = prior.fallback
-
-    def start(k: int) -> LinearModel:
-        if prior is not None:
-            return prior.models[k]
-        return attrs.evolve(fallback, samples=float(stats.count[k]))
+    mapped = prior is not None and prior_weight > 0.0
+    scale = prior_scale(stats, prior) if prior is not None and mapped else 1.0
+    if prior is not None and (mapped or stats.count.sum() < min_samples):
+        fallback = _model(scale * _row(prior.fallback), prior.fallback.samples)
+    else:
+        fallback = _solve(*stats.merged())
 
     def fit(k: int, lower: FloatArray | None, upper: FloatArray | None) -> LinearModel:
-        if stats.count[k] < min_samples:
-            return start(k)
-        return _solve(stats.gram[k], stats.moment[k], float(stats.count[k]), lower, upper)
+        count = float(stats.count[k])
+        if prior is not None and mapped:
+            center = scale * prior.coefficients[k]
+            return _solve(stats.gram[k], stats.moment[k], count, lower, upper, center, prior_weight)
+        if count >= min_samples:
+            return _solve(stats.gram[k], stats.moment[k], count, lower, upper)
+        return prior.models[k] if prior is not None else attrs.evolve(fallback, samples=count)
 
     def bounded(model: LinearModel, row: FloatArray) -> LinearModel:
         return model if np.array_equal(row, _row(model)) else _model(row, model.samples)
@@ -158,9 +190,7 @@ def solve(
     prefill = fit(PREFILL, None, _row(mixed))
     prefill = bounded(prefill, np.minimum(_row(prefill), _row(mixed)))
     margin = 1.0 if prior is None else prior.margin
-    return LatencyPredictor(
-        decode, prefill, mixed, fallback=fallback, source=source, margin=margin
-    )
+    return LatencyPredictor(decode, prefill, mixed, fallback=fallback, source=source, margin=margin)
 
 
 def _ints(values: Sequence[int]) -> tuple[int, ...]:

@@ -103,6 +103,25 @@ class LatencyPredictor:
         row = self.coefficients[scenario]
         return float(row[0] + row[1:] @ x)
 
+    def scaled(self, factor: float) -> LatencyPredictor:
+        """This predictor for a machine `factor` times as slow: every coefficient times
+        `factor`, the margin kept."""
+        if _validate.positive("latency predictor", "factor", factor) == 1.0:
+            return self
+
+        def times(model: LinearModel) -> LinearModel:
+            weights = tuple(factor * w for w in model.weights)
+            return LinearModel(factor * model.intercept, weights, model.samples)
+
+        return attrs.evolve(
+            self,
+            decode=times(self.decode),
+            prefill=times(self.prefill),
+            mixed=times(self.mixed),
+            fallback=times(self.fallback),
+            source=f"{self.source} ×{factor:g}" if self.source else f"×{factor:g}",
+        )
+
     def to_dict(self) -> dict[str, Any]:
         """The versioned JSON form."""
         return {

@@ -107,7 +107,9 @@ def test_window_one_without_constructor_is_greedy_eq_3(
     fill = Fill.of(predictor, admission.decodes, queue)
     horizon = window_deadlines(admission.decodes, state.now, 1)
     cap = admission.prefill_cap
-    expected = fill_budget(fill, horizon[0] / policy.margin, cap) if horizon else min(cap, fill.total)
+    expected = (
+        fill_budget(fill, horizon[0] / policy.margin, cap) if horizon else min(cap, fill.total)
+    )
     assert plan.prefill_budget == expected
 
 

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from slidingpolicy import LatencyPredictor, LinearModel, PredictorFormatError
+from slidingpolicy import InvalidRecordError, LatencyPredictor, LinearModel, PredictorFormatError
 from slidingpolicy.predictor import (
     DECODE,
     MIXED,
@@ -143,6 +143,25 @@ def test_online_statistics_equal_batch_statistics() -> None:
     assert np.allclose(stats.gram, batch.gram)
     assert np.allclose(stats.moment, batch.moment)
     assert stats.count.tolist() == batch.count.tolist()
+
+
+@given(
+    predictors(),
+    st.floats(0.1, 10.0),
+    st.lists(st.tuples(st.integers(1, 2048), st.integers(0, 8000)), min_size=1, max_size=8),
+)
+def test_a_scaled_predictor_predicts_that_many_times_as_long(
+    predictor: LatencyPredictor, factor: float, batch: list[tuple[int, int]]
+) -> None:
+    scaled = predictor.scaled(factor)
+    chunks, contexts = arrays([c for c, _ in batch], [u for _, u in batch])
+    assert scaled.predict(chunks, contexts) == pytest.approx(
+        factor * predictor.predict(chunks, contexts), rel=1e-12, abs=1e-15
+    )
+    assert scaled.margin == predictor.margin
+    assert predictor.scaled(1.0) is predictor
+    with pytest.raises(InvalidRecordError, match=r"latency predictor: factor=0\.0 must be > 0"):
+        predictor.scaled(0.0)
 
 
 def test_forgetting_discounts_old_observations() -> None:

@@ -175,6 +175,10 @@ def test_plan_and_model_records_reject_bad_fields(build: Any, message: str) -> N
         ("refit_every", 0, "sliding config: refit_every=0 must be >= 1"),
         ("forgetting", 1.5, "sliding config: forgetting=1.5 must be <= 1"),
         ("forgetting", 0.0, "sliding config: forgetting=0.0 must be > 0"),
+        ("prior_weight", -1.0, "sliding config: prior_weight=-1.0 must be >= 0"),
+        ("latency_margin", 0.9, "sliding config: latency_margin=0.9 must be >= 1"),
+        ("level_order", "arrival", "sliding config: level_order='arrival' is not one of"),
+        ("urgent_first", 1, "sliding config: urgent_first must be a bool"),
     ],
 )
 def test_config_rejects_each_bad_field(field: str, value: object, message: str) -> None:

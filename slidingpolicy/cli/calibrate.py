@@ -161,8 +161,8 @@ def fit(
         )
     console.print(table)
     console.print(
-        f"latency margin {predictor.margin:.4f}: T̂·margin covers {MARGIN_QUANTILE:.0%} of the "
-        f"held-out batches with prefill work predicted at ≥ {1000 * MARGIN_FLOOR:.0f} ms "
+        f"latency margin {predictor.margin:.4f}: T̂·margin covers {MARGIN_QUANTILE:.1%} of the "
+        f"cross-validated batches with prefill work predicted at ≥ {1000 * MARGIN_FLOOR:.0f} ms "
         '("small": under 64 prefill tokens; bias = T̂ − measured)'
     )
     if undefined:

@@ -9,6 +9,7 @@ from slidingpolicy.predictor.fit import (
     calibrate_margin,
     evaluate,
     fit_predictor,
+    held_out_ratios,
     solve,
 )
 from slidingpolicy.predictor.model import LatencyPredictor, LinearModel
@@ -28,5 +29,6 @@ __all__ = [
     "calibrate_margin",
     "evaluate",
     "fit_predictor",
+    "held_out_ratios",
     "solve",
 ]

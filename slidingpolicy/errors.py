@@ -33,3 +33,7 @@ class PredictorFormatError(SlidingPolicyError):
 
 class TraceFormatError(SlidingPolicyError):
     """A trace file is malformed; the message gives file:line and the accepted formats."""
+
+
+class PolicyLabelError(SlidingPolicyError):
+    """A policy label that is not ``name`` or ``name[key=value,...]``."""

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from slidingpolicy.cli.options import (
@@ -87,7 +88,7 @@ def capacity(
         slo_tiers,
         predictor=predictor,
     )
-    bases = [attrs.evolve(base, policy=p, seed=seed + j) for p in chosen for j in range(seeds)]
+    bases = [attrs.evolve(base.with_policy(p), seed=seed + j) for p in chosen for j in range(seeds)]
     with progress("capacity search", len(bases)) as ticker:
         found = capacities(
             bases,
@@ -119,7 +120,8 @@ def capacity(
     for s in spread:
         mine = [c for c in found if c.policy == s.policy]
         extra = f"{fmt(s.low, 3)}–{fmt(s.high, 3)}" if seeds > 1 else fmt(mine[0].failing, 3)
-        table.add_row(s.policy, fmt(s.mean, 3), extra, str(sum(len(c.trials) for c in mine)))
+        trials = str(sum(len(c.trials) for c in mine))
+        table.add_row(escape(s.policy), fmt(s.mean, 3), extra, trials)
     console.print(table)
     console.print(
         "capacity: highest passing rate; lowest failing: the lowest rate above it that "

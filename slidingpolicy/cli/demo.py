@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from slidingpolicy.cli.options import (
@@ -35,7 +36,6 @@ def demo(
     A short rate sweep, then each policy's capacity; a table on screen, JSON, CSV and PNG
     under OUT/demo.
     """
-    import attrs
 
     from slidingpolicy.engine.capacity import capacities
     from slidingpolicy.engine.plots import plot_capacity, plot_sweep
@@ -71,11 +71,11 @@ def demo(
     with progress("rate sweep", len(policies) * len(rates)) as ticker:
         runs = sweep(base, policies, rates, workers, on_done=lambda _: ticker(1))
     known = [
-        [(r.spec.rate, r.metrics.attainment) for r in runs if r.spec.policy == p] for p in policies
+        [(r.spec.rate, r.metrics.attainment) for r in runs if r.spec.label == p] for p in policies
     ]
     with progress("capacity search", len(policies)) as ticker:
         found = capacities(
-            [attrs.evolve(base, policy=p) for p in policies],
+            [base.with_policy(p) for p in policies],
             workers=workers,
             known=known,
             on_done=lambda _: ticker(1),
@@ -118,7 +118,7 @@ def demo_table(
         table.add_column(f"SLO @\n{rate:g}/s", justify="right", no_wrap=True)
     table.add_column(f"p99 TTFT\n@{rates[1]:g}/s (s)", justify="right", no_wrap=True)
     for policy, cap in zip(policies, found, strict=True):
-        mine = [r for r in runs if r.spec.policy == policy]
-        row = [policy, fmt(cap.capacity, 2), *(pct(r.metrics.attainment) for r in mine)]
+        mine = [r for r in runs if r.spec.label == policy]
+        row = [escape(policy), fmt(cap.capacity, 2), *(pct(r.metrics.attainment) for r in mine)]
         table.add_row(*row, fmt(mine[1].metrics.ttft_p99, 2))
     return table

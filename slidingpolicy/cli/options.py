@@ -116,7 +116,13 @@ PredictorOpt = Annotated[
     ),
 ]
 PoliciesOpt = Annotated[
-    str, typer.Option("--policy", "-p", help="Comma-separated policy names, or 'all'.")
+    str,
+    typer.Option(
+        "--policy",
+        "-p",
+        help="Comma-separated policies, or 'all'; options as name[key=value,...], "
+        "e.g. sarathi-edf[token_budget=768].",
+    ),
 ]
 
 
@@ -197,9 +203,11 @@ def run_spec(
     input fails with one line before any worker starts."""
     from slidingpolicy.engine import EngineOptions, HardwareSpec, RunSpec, WorkloadSpec
     from slidingpolicy.policies import by_name, names
+    from slidingpolicy.policies.labels import parse_label
     from slidingpolicy.workloads import workload_names
 
-    check_known("policy", policy, names())
+    name, options = parse_label(policy)
+    check_known("policy", name, names())
     if trace is None:
         check_known("workload", workload, workload_names())
     check_requests(requests)
@@ -207,7 +215,8 @@ def run_spec(
     hardware.build()
     arrivals = arrivals_of(rate, trace, requests)
     spec = RunSpec(
-        policy=policy,
+        policy=name,
+        policy_options=options,
         hardware=hardware,
         workload=WorkloadSpec(
             workload, requests, None if trace is None else str(trace), slo_scale, slo_tiers
@@ -219,21 +228,30 @@ def run_spec(
     )
     from slidingpolicy.engine.sweep import predictor_of
 
-    by_name(policy, predictor_of(spec))
+    by_name(name, predictor_of(spec), **dict(options))
     spec.workload.build(arrivals, seed)
     return spec
 
 
 def parse_policies(value: str) -> list[str]:
-    """The policies of a --policy value: comma-separated names, or 'all'."""
-    from slidingpolicy.policies import names
+    """The policies of a --policy value: comma-separated labels (a name, or
+    name[key=value,...] with its options), or 'all'; each checked by building it."""
+    from slidingpolicy.policies import by_name, names
+    from slidingpolicy.policies.labels import label, parse_label, split_labels
+    from slidingpolicy.predictor.profiling import default_predictor
 
-    chosen = list(names()) if value == "all" else [p.strip() for p in value.split(",") if p.strip()]
+    chosen = list(names()) if value == "all" else split_labels(value)
     if not chosen:
         raise CliError(f"--policy {value!r}: name at least one policy, or 'all'")
-    for p in chosen:
-        check_known("policy", p, names())
-    return chosen
+    labels = []
+    for text in chosen:
+        name, options = parse_label(text)
+        check_known("policy", name, names())
+        by_name(name, default_predictor(), **dict(options))
+        labels.append(label(name, options))
+    if len(set(labels)) < len(labels):
+        raise CliError(f"--policy {value!r}: a policy is named twice")
+    return labels
 
 
 def parse_rates(value: str) -> list[float]:

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -31,7 +32,7 @@ class Ticker:
 
     def note(self, text: str) -> None:
         """Show `text` after the bar's label."""
-        self._bar.update(self._task, description=f"{self._label}: {text}")
+        self._bar.update(self._task, description=f"{self._label}: {escape(text)}")
 
 
 @contextmanager

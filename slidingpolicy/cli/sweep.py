@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from slidingpolicy.cli.options import (
@@ -88,6 +89,6 @@ def sweep_command(
     for r in rate_list:
         table.add_column(f"{r:g}/s", justify="right")
     for p in chosen:
-        table.add_row(p, *(pct(r.metrics.attainment) for r in runs if r.spec.policy == p))
+        table.add_row(escape(p), *(pct(r.metrics.attainment) for r in runs if r.spec.label == p))
     console.print(table)
     console.print(f"results in {out}/ (results.json, timings.json, sweep.csv, sweep.png)")

@@ -127,7 +127,7 @@ def capacities(
         except StopIteration as done:
             passing, failing = done.value
             found = CapacityResult(
-                bases[i].policy, passing, failing, tuple(trials[i]), bases[i].seed
+                bases[i].label, passing, failing, tuple(trials[i]), bases[i].seed
             )
             results[i] = found
             if on_done is not None:
@@ -141,7 +141,7 @@ def capacities(
             jobs = [(i, r) for i, rates in sorted(pending.items()) for r in rates]
             pending.clear()
             if on_round is not None:
-                on_round([(bases[i].policy, r) for i, r in jobs])
+                on_round([(bases[i].label, r) for i, r in jobs])
             todo = [specs[i].with_rate(r) for i, r in jobs]
             summaries: list[RunSummary] = (
                 list(pool.map(run, todo)) if pool is not None else [run(s) for s in todo]

@@ -72,10 +72,10 @@ def plot_sweep(runs: Sequence[RunSummary], path: Path, title: str = "") -> None:
 
     Each policy has its own marker and line style, and markers shrink down the legend, so
     that policies with identical results stay visible one inside the other."""
-    policies = list(dict.fromkeys(r.spec.policy for r in runs))
+    policies = list(dict.fromkeys(r.spec.label for r in runs))
     fig, (left, right) = plt.subplots(1, 2, figsize=(11, 5.2))
     for i, policy in enumerate(policies):
-        mine = sorted((r for r in runs if r.spec.policy == policy), key=lambda r: r.spec.rate)
+        mine = sorted((r for r in runs if r.spec.label == policy), key=lambda r: r.spec.rate)
         rates = [r.spec.rate for r in mine]
         style = {
             "marker": MARKERS[i % len(MARKERS)],

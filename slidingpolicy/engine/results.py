@@ -121,7 +121,7 @@ def runs_document(runs: Sequence[RunSummary]) -> dict[str, Any]:
 def timings_document(runs: Sequence[RunSummary]) -> dict[str, Any]:
     """Wall-clock and CPU figures of the runs (not reproducible; kept apart)."""
     return {
-        "runs": [{"policy": r.spec.policy, "rate": r.spec.rate, **r.stats.to_dict()} for r in runs]
+        "runs": [{"policy": r.spec.label, "rate": r.spec.rate, **r.stats.to_dict()} for r in runs]
     }
 
 
@@ -142,4 +142,4 @@ def capacity_rows(results: Sequence[CapacityResult]) -> list[dict[str, Any]]:
 
 def sweep_rows(runs: Sequence[RunSummary]) -> list[dict[str, Any]]:
     """One row per run: policy, rate, metrics."""
-    return [metrics_row({"policy": r.spec.policy, "rate": r.spec.rate}, r.metrics) for r in runs]
+    return [metrics_row({"policy": r.spec.label, "rate": r.spec.rate}, r.metrics) for r in runs]

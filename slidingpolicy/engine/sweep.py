@@ -27,6 +27,7 @@ from slidingpolicy.errors import InvalidRecordError
 from slidingpolicy.hardware import HardwareModel, build_hardware
 from slidingpolicy.hardware.build import DEFAULT_NOISE_SIGMA
 from slidingpolicy.policies import by_name
+from slidingpolicy.policies.labels import label, parse_label
 from slidingpolicy.predictor import LatencyPredictor
 from slidingpolicy.workloads import (
     ArrivalProcess,
@@ -121,6 +122,16 @@ class RunSpec:
         if isinstance(arrivals, TraceTimes) and arrivals.rate is not None:
             return arrivals.rate
         return math.nan
+
+    @property
+    def label(self) -> str:
+        """The policy and its options as results name them, e.g. sarathi-edf[token_budget=768]."""
+        return label(self.policy, self.policy_options)
+
+    def with_policy(self, text: str) -> RunSpec:
+        """The same run under the policy a label names (`policies.labels`)."""
+        name, options = parse_label(text)
+        return attrs.evolve(self, policy=name, policy_options=options)
 
     def with_rate(self, rate: float) -> RunSpec:
         """The same run at Poisson rate `rate`."""
@@ -254,6 +265,7 @@ def sweep(
     workers: int | None = None,
     on_done: Callable[[RunSummary], None] | None = None,
 ) -> list[RunSummary]:
-    """Every policy at every Poisson rate, same seed (same lengths at every rate)."""
-    specs = [attrs.evolve(base, policy=p).with_rate(r) for p in policies for r in rates]
+    """Every policy (a label, `policies.labels`) at every Poisson rate, same seed (same lengths
+    at every rate)."""
+    specs = [base.with_policy(p).with_rate(r) for p in policies for r in rates]
     return run_many(specs, workers, on_done)

@@ -320,3 +320,22 @@ def test_capacity_with_seeds_reports_mean_and_range(tmp_path: Path) -> None:
     assert "min–max" in result.output
     seeds = [c["seed"] for c in json.loads((out / "results.json").read_text())["capacity"]]
     assert seeds == [0, 1]
+
+
+def test_capacity_takes_policy_options_and_labels_results_with_them(tmp_path: Path) -> None:
+    """Two configurations of one baseline in one search, told apart in every output."""
+    from typer.testing import CliRunner
+
+    from slidingpolicy.cli.app import app
+
+    out = tmp_path / "cap"
+    policies = "sarathi-edf[token_budget=256],sarathi-edf[token_budget=1024]"
+    result = CliRunner().invoke(
+        app, ["capacity", "-p", policies, "-n", "40", "--workers", "1", "-o", str(out)]
+    )
+    assert result.exit_code == 0, result.output
+    assert "sarathi-edf[token_budget=256]" in result.output
+    rows = (out / "capacity.csv").read_text().splitlines()[1:]
+    assert [row.split(",")[0] for row in rows] == policies.split(",")
+    found = json.loads((out / "results.json").read_text())["capacity"]
+    assert [c["policy"] for c in found] == policies.split(",")

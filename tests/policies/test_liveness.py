@@ -31,6 +31,7 @@ SLIDING_CHOICES: dict[str, st.SearchStrategy[Any]] = {
     "level_order": st.sampled_from(["remaining", "deadline"]),
     "urgent_first": st.booleans(),
     "max_batch_tokens": st.sampled_from([256, 2048]),
+    "refit_every": st.sampled_from([None, 20]),
 }
 
 

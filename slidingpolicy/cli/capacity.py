@@ -11,6 +11,8 @@ from rich.markup import escape
 from rich.table import Table
 
 from slidingpolicy.cli.options import (
+    TRIAL_REQUESTS,
+    TRIAL_SEEDS,
     CliError,
     GpuOpt,
     ModelOpt,
@@ -20,6 +22,7 @@ from slidingpolicy.cli.options import (
     ProfileOpt,
     RequestsOpt,
     SeedOpt,
+    SeedsOpt,
     SloScaleOpt,
     TiersOpt,
     TpOpt,
@@ -39,18 +42,9 @@ def capacity(
     tp: TpOpt = 2,
     profile: ProfileOpt = None,
     workload: WorkloadOpt = "mixed-v1",
-    requests: RequestsOpt = 200,
+    requests: RequestsOpt = TRIAL_REQUESTS,
     seed: SeedOpt = 0,
-    seeds: Annotated[
-        int,
-        typer.Option(
-            "--seeds",
-            min=1,
-            max=100,
-            help="Seeds per policy (SEED, SEED+1, ...): the mean and min–max are reported.",
-            rich_help_panel="Workload",
-        ),
-    ] = 1,
+    seeds: SeedsOpt = TRIAL_SEEDS,
     slo_scale: SloScaleOpt = 1.0,
     slo_tiers: TiersOpt = False,
     start: Annotated[float, typer.Option("--start", help="First rate tried (req/s).")] = 1.0,

@@ -12,8 +12,11 @@ from rich.markup import escape
 from rich.table import Table
 
 from slidingpolicy.cli.options import (
+    TRIAL_REQUESTS,
+    TRIAL_SEEDS,
     OutOpt,
     SeedOpt,
+    SeedsOpt,
     WorkersOpt,
     run_spec,
     writable_folder,
@@ -21,23 +24,28 @@ from slidingpolicy.cli.options import (
 from slidingpolicy.cli.output import console, fmt, pct, progress, trying
 
 if TYPE_CHECKING:
-    from slidingpolicy.engine.capacity import CapacityResult
+    from slidingpolicy.engine.capacity import CapacitySpread
     from slidingpolicy.engine.sweep import RunSummary
 
 
 def demo(
     out: OutOpt = Path("results"),
-    requests: Annotated[int, typer.Option("--requests", "-n", help="Requests per run.")] = 100,
+    requests: Annotated[
+        int, typer.Option("--requests", "-n", help="Requests per run.")
+    ] = TRIAL_REQUESTS,
     workers: WorkersOpt = None,
     seed: SeedOpt = 0,
+    seeds: SeedsOpt = TRIAL_SEEDS,
 ) -> None:
     """Compare every policy on mixed-v1 with the default hardware (qwen2.5-7b, 2× RTX 3090).
 
-    A short rate sweep, then each policy's capacity; a table on screen, JSON, CSV and PNG
-    under OUT/demo.
+    A short rate sweep (seed SEED), then each policy's capacity over SEEDS seeds (mean and
+    min–max); a table on screen, JSON, CSV and PNG under OUT/demo.
     """
 
-    from slidingpolicy.engine.capacity import capacities
+    import attrs
+
+    from slidingpolicy.engine.capacity import capacities, spreads
     from slidingpolicy.engine.plots import plot_capacity, plot_sweep
     from slidingpolicy.engine.results import (
         capacity_rows,
@@ -73,11 +81,14 @@ def demo(
     known = [
         [(r.spec.rate, r.metrics.attainment) for r in runs if r.spec.label == p] for p in policies
     ]
-    with progress("capacity search", len(policies)) as ticker:
+    bases = [
+        attrs.evolve(base.with_policy(p), seed=seed + j) for p in policies for j in range(seeds)
+    ]
+    with progress("capacity search", len(bases)) as ticker:
         found = capacities(
-            [base.with_policy(p) for p in policies],
+            bases,
             workers=workers,
-            known=known,
+            known=[known[i] if j == 0 else [] for i in range(len(policies)) for j in range(seeds)],
             on_done=lambda _: ticker(1),
             on_round=lambda trials: ticker.note(trying(trials)),
         )
@@ -89,13 +100,15 @@ def demo(
     write_csv(folder / "sweep.csv", sweep_rows(runs))
     write_csv(folder / "capacity.csv", capacity_rows(found))
     setup = f"mixed-v1, qwen2.5-7b on 2× RTX 3090, {requests} requests per run"
+    trial = f"{requests} requests per trial, {seeds} seed{'s' if seeds > 1 else ''}"
     plot_sweep(runs, folder / "sweep.png", setup)
+    spread = spreads(found)
     plot_capacity(
-        {c.policy: [c.capacity] for c in found},
+        {s.policy: list(s.capacities) for s in spread},
         folder / "capacity.png",
-        f"capacity on mixed-v1, qwen2.5-7b on 2× RTX 3090, {requests} requests per trial",
+        f"capacity on mixed-v1, qwen2.5-7b on 2× RTX 3090, {trial}",
     )
-    console.print(demo_table(policies, rates, runs, found, setup))
+    console.print(demo_table(rates, runs, spread, f"{setup}; capacity over {seeds} seeds"))
     console.print(
         f"results in {folder}/ (results.json, sweep.csv, capacity.csv, sweep.png, capacity.png)"
         f" — {time.perf_counter() - started:.0f} s"
@@ -103,22 +116,23 @@ def demo(
 
 
 def demo_table(
-    policies: Sequence[str],
     rates: Sequence[float],
     runs: Sequence[RunSummary],
-    found: Sequence[CapacityResult],
+    spread: Sequence[CapacitySpread],
     title: str,
 ) -> Table:
-    """Capacity, attainment at each rate and p99 TTFT at the second rate, one row per policy;
-    two-line headers so that it reads at 80 columns."""
+    """Capacity (mean and min–max over the seeds) and attainment at each rate, one row per
+    policy, highest mean capacity first; two-line headers so that it reads at 80 columns
+    (tail latencies are in sweep.csv)."""
     table = Table(title=title)
     table.add_column("policy", no_wrap=True)
     table.add_column("capacity\n(req/s)", justify="right", no_wrap=True)
+    table.add_column("min–max\n(req/s)", justify="right", no_wrap=True)
     for rate in rates:
         table.add_column(f"SLO @\n{rate:g}/s", justify="right", no_wrap=True)
-    table.add_column(f"p99 TTFT\n@{rates[1]:g}/s (s)", justify="right", no_wrap=True)
-    for policy, cap in zip(policies, found, strict=True):
-        mine = [r for r in runs if r.spec.label == policy]
-        row = [escape(policy), fmt(cap.capacity, 2), *(pct(r.metrics.attainment) for r in mine)]
-        table.add_row(*row, fmt(mine[1].metrics.ttft_p99, 2))
+    for cap in sorted(spread, key=lambda c: -c.mean):
+        mine = [r for r in runs if r.spec.label == cap.policy]
+        row = [escape(cap.policy), fmt(cap.mean, 2), f"{fmt(cap.low, 2)}–{fmt(cap.high, 2)}"]
+        row += [pct(r.metrics.attainment) for r in mine]
+        table.add_row(*row)
     return table

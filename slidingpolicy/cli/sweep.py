@@ -10,6 +10,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from slidingpolicy.cli.options import (
+    TRIAL_REQUESTS,
     GpuOpt,
     ModelOpt,
     OutOpt,
@@ -41,7 +42,7 @@ def sweep_command(
     tp: TpOpt = 2,
     profile: ProfileOpt = None,
     workload: WorkloadOpt = "mixed-v1",
-    requests: RequestsOpt = 200,
+    requests: RequestsOpt = TRIAL_REQUESTS,
     seed: SeedOpt = 0,
     slo_scale: SloScaleOpt = 1.0,
     slo_tiers: TiersOpt = False,

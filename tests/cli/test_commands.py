@@ -18,6 +18,7 @@ from slidingpolicy.cli import main
 from slidingpolicy.cli.demo import demo_table
 from slidingpolicy.cli.output import trying
 from slidingpolicy.codec import parse_line
+from slidingpolicy.engine.capacity import CapacitySpread
 from slidingpolicy.policies import names
 
 
@@ -185,18 +186,19 @@ def test_fit_on_few_samples_warns_instead_of_printing_nan(
 def test_the_demo_table_reads_at_80_columns() -> None:
     policies = list(names())
     rates = [0.5, 1.0, 1.5, 2.0]
-    metrics = SimpleNamespace(attainment=0.995, ttft_p99=1.234)
-    runs: Any = [SimpleNamespace(spec=SimpleNamespace(policy=p), metrics=metrics) for p in policies]
+    metrics = SimpleNamespace(attainment=0.995)
+    runs: Any = [SimpleNamespace(spec=SimpleNamespace(label=p), metrics=metrics) for p in policies]
     runs = [r for r in runs for _ in rates]
-    found: Any = [SimpleNamespace(capacity=12.345) for _ in policies]
+    found = [CapacitySpread(p, (12.345, 11.0, 13.5)) for p in policies]
     console = Console(width=80, record=True)
-    console.print(demo_table(policies, rates, runs, found, "title"))
+    console.print(demo_table(rates, runs, found, "title"))
     text = console.export_text()
     assert max(len(line) for line in text.splitlines()) <= 80
     assert "capacity" in text
     assert "…" not in text
     assert "sarathi-edf+sc+mlps" in text
-    assert "12.35" in text
+    assert "12.28" in text
+    assert "11.00–13.50" in text
 
 
 def test_capacity_progress_names_the_rates_tried() -> None:
@@ -339,3 +341,27 @@ def test_capacity_takes_policy_options_and_labels_results_with_them(tmp_path: Pa
     assert [row.split(",")[0] for row in rows] == policies.split(",")
     found = json.loads((out / "results.json").read_text())["capacity"]
     assert [c["policy"] for c in found] == policies.split(",")
+
+
+def test_the_demo_writes_every_result_and_ranks_by_mean_capacity(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from slidingpolicy.cli.app import app
+
+    result = CliRunner().invoke(
+        app, ["demo", "-n", "20", "--seeds", "2", "--workers", "1", "-o", str(tmp_path)]
+    )
+    assert result.exit_code == 0, result.output
+    folder = tmp_path / "demo"
+    for name in ("results.json", "timings.json", "sweep.csv", "capacity.csv"):
+        assert (folder / name).stat().st_size > 0
+    for name in ("sweep.png", "capacity.png"):
+        assert (folder / name).read_bytes().startswith(b"\x89PNG")
+    found = json.loads((folder / "results.json").read_text())["capacity"]
+    assert sorted((c["policy"], c["seed"]) for c in found) == sorted(
+        (p, s) for p in names() for s in (0, 1)
+    )
+    means = {p: sum(c["capacity"] for c in found if c["policy"] == p) / 2 for p in names()}
+    shown = [line.split()[1] for line in result.output.splitlines() if line.startswith("│")]
+    shown = [p for p in shown if p in means]
+    assert shown == sorted(means, key=lambda p: -means[p])

@@ -1,0 +1,29 @@
+"""Recording the batches a run executes (`engine.batches`) changes nothing about the run."""
+
+from __future__ import annotations
+
+from slidingpolicy import by_name
+from slidingpolicy.engine.batches import Recording, engine_samples
+from slidingpolicy.engine.simulator import simulate
+from slidingpolicy.engine.sweep import RunSpec, WorkloadSpec
+from slidingpolicy.hardware import default_hardware
+from slidingpolicy.predictor.profiling import default_predictor
+from slidingpolicy.workloads import Poisson, make_workload
+
+
+def test_a_recorded_run_is_the_run_and_keeps_one_sample_per_iteration() -> None:
+    workload = make_workload("mixed-v1", 60, Poisson(2.0), seed=3)
+    plain = simulate(by_name("slidingserve", default_predictor()), workload, default_hardware(), 3)
+    recording = Recording(by_name("slidingserve", default_predictor()))
+    recorded = simulate(recording, workload, default_hardware(), 3)
+    assert recorded.metrics == plain.metrics
+    assert len(recording.samples) == plain.metrics.iterations
+    assert all(s.latency > 0 for s in recording.samples)
+    assert sum(1 for s in recording.samples if max(s.chunks) > 1) > 0
+
+
+def test_engine_samples_follow_the_spec() -> None:
+    spec = RunSpec("sarathi-edf", workload=WorkloadSpec("mixed-v1", 40), seed=1).with_rate(1.0)
+    again = engine_samples(spec)
+    assert engine_samples(spec) == again
+    assert len(again) > 40

@@ -157,7 +157,8 @@ def test_capacity_writes_results_json_and_explains_its_columns(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     out = tmp_path / "cap"
-    args = ["capacity", "-p", "sarathi", "-n", "8", "--workers", "1", "-o", str(out)]
+    args = ["capacity", "-p", "sarathi", "-n", "8", "--seeds", "1", "--workers", "1"]
+    args += ["-o", str(out)]
     code, text, _ = _run(args, capsys)
     assert code == 0
     assert "capacity" in _document(out)
@@ -320,6 +321,7 @@ def test_capacity_with_seeds_reports_mean_and_range(tmp_path: Path) -> None:
     )
     assert result.exit_code == 0, result.output
     assert "min–max" in result.output
+    assert "the lowest and highest seed" in " ".join(result.output.split())
     seeds = [c["seed"] for c in json.loads((out / "results.json").read_text())["capacity"]]
     assert seeds == [0, 1]
 
@@ -333,7 +335,8 @@ def test_capacity_takes_policy_options_and_labels_results_with_them(tmp_path: Pa
     out = tmp_path / "cap"
     policies = "sarathi-edf[token_budget=256],sarathi-edf[token_budget=1024]"
     result = CliRunner().invoke(
-        app, ["capacity", "-p", policies, "-n", "40", "--workers", "1", "-o", str(out)]
+        app,
+        ["capacity", "-p", policies, "-n", "40", "--seeds", "1", "--workers", "1", "-o", str(out)],
     )
     assert result.exit_code == 0, result.output
     assert "sarathi-edf[token_budget=256]" in result.output

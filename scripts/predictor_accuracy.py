@@ -37,9 +37,7 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=500)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
-    chosen = (
-        [tuple(h.split(":")) for h in args.hardware] if args.hardware else list(HARDWARE)
-    )
+    chosen = [tuple(h.split(":")) for h in args.hardware] if args.hardware else list(HARDWARE)
     for gpu, model, tp in chosen:
         hardware = HardwareSpec(str(gpu), str(model), int(tp))
         spec = RunSpec(
@@ -55,9 +53,7 @@ def main() -> None:
             f"\n{hardware.build().name}: {len(samples)} batches of {args.policy} on mixed-v1, "
             f"{args.requests} requests at {args.rate:g} req/s, seed {args.seed}\n"
         )
-        header = "| batches | n |" + "".join(
-            f" {name} MAE | bias | R² |" for name in predictors
-        )
+        header = "| batches | n |" + "".join(f" {name} MAE | bias | R² |" for name in predictors)
         print(header)
         print("|---|---|" + "---|---|---|" * len(predictors))
         first = reports["calibrated"]

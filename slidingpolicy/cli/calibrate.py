@@ -163,7 +163,7 @@ def fit(
     console.print(
         f"latency margin {predictor.margin:.4f}: T̂·margin covers {MARGIN_QUANTILE:.1%} of the "
         f"cross-validated batches with prefill work predicted at ≥ {1000 * MARGIN_FLOOR:.0f} ms "
-        '(<64, 64–511, ≥512: batches by prefill tokens; bias = T̂ − measured)'
+        "(<64, 64–511, ≥512: batches by prefill tokens; bias = T̂ − measured)"
     )
     if undefined:
         err_console.print(

@@ -1,0 +1,135 @@
+"""Golden runs: every policy, with and without KV pressure, gives exactly the results it gave
+before the redesign of issue 13 (one formula in one place). A digest covers each run's
+metrics, every request's outcome columns, where the run ended and the engine's figures; a
+change to any plan of any policy changes it.
+
+Regenerate only for a change that is meant to move results, and say so in its commit:
+    .venv/bin/python -m tests.engine.test_golden
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+import attrs
+import numpy as np
+import pytest
+
+from slidingpolicy import by_name
+from slidingpolicy.engine.simulator import EngineOptions, simulate
+from slidingpolicy.hardware import default_hardware
+from slidingpolicy.policies import names
+from slidingpolicy.policies.labels import parse_label
+from slidingpolicy.predictor.profiling import default_predictor
+from slidingpolicy.workloads import Poisson, make_workload
+
+Case = tuple[str, str, float, int | None, int, float]
+"""(policy label, workload, rate, KV capacity in tokens or None, seed, SLO scale)."""
+
+EXTRA = (
+    "slidingserve[window=3]",
+    "slidingserve[split_search=ternary]",
+    "slidingserve[latency_margin=1.0]",
+    "slidingserve+[refit_every=40]",
+    "sarathi-edf+sc[window=1,max_batch_tokens=512]",
+)
+CASES: tuple[Case, ...] = (
+    *((p, "mixed-v1", 2.5, None, 11, 1.0) for p in (*names(), *EXTRA)),
+    *((p, "mixed-v1", 2.0, 30_000, 12, 1.0) for p in (*names(), *EXTRA)),
+    *((p, "arxiv", 0.8, None, 13, 1.0) for p in ("slidingserve", "slidingserve+", "qoserve")),
+    *((p, "sharegpt", 6.0, None, 14, 1.0) for p in ("slidingserve", "slidingserve+", "qoserve")),
+    *((p, "mixed-v1", 2.0, None, 15, 0.3) for p in ("slidingserve", "slidingserve+", "greedy")),
+)
+
+DIGESTS: dict[Case, str] = {
+    ("vllm", "mixed-v1", 2.5, None, 11, 1.0): "ba7c810a924df0fd0b99",
+    ("sarathi", "mixed-v1", 2.5, None, 11, 1.0): "00bd180320726ec9444c",
+    ("sarathi-edf", "mixed-v1", 2.5, None, 11, 1.0): "668412a5bfd5e33406b5",
+    ("qoserve", "mixed-v1", 2.5, None, 11, 1.0): "f33d9c675dd4bf92cc5a",
+    ("greedy", "mixed-v1", 2.5, None, 11, 1.0): "44c78396b149bd925657",
+    ("sarathi-edf+sc", "mixed-v1", 2.5, None, 11, 1.0): "e206d41bd92c967ba21f",
+    ("sarathi-edf+sc+mlps", "mixed-v1", 2.5, None, 11, 1.0): "3f254c20f721344caa18",
+    ("slidingserve", "mixed-v1", 2.5, None, 11, 1.0): "70dae1951f41ce00334b",
+    ("slidingserve+", "mixed-v1", 2.5, None, 11, 1.0): "40888fd63db253205a39",
+    ("slidingserve[window=3]", "mixed-v1", 2.5, None, 11, 1.0): "f7bd98a49ffd84e289cc",
+    ("slidingserve[split_search=ternary]", "mixed-v1", 2.5, None, 11, 1.0): "cce28706eadd8a1b2d67",
+    ("slidingserve[latency_margin=1.0]", "mixed-v1", 2.5, None, 11, 1.0): "257a4567317cb9d8c9db",
+    ("slidingserve+[refit_every=40]", "mixed-v1", 2.5, None, 11, 1.0): "d155ba149289a1e1f0e0",
+    (
+        "sarathi-edf+sc[window=1,max_batch_tokens=512]",
+        "mixed-v1",
+        2.5,
+        None,
+        11,
+        1.0,
+    ): "eec185d5c87d1bf6e100",
+    ("vllm", "mixed-v1", 2.0, 30000, 12, 1.0): "bd007eb84d6fb50a2ff0",
+    ("sarathi", "mixed-v1", 2.0, 30000, 12, 1.0): "650e1d8a9d9d45786cc5",
+    ("sarathi-edf", "mixed-v1", 2.0, 30000, 12, 1.0): "19e6e10a8eef6518cec0",
+    ("qoserve", "mixed-v1", 2.0, 30000, 12, 1.0): "c46b785b54d5549fb17f",
+    ("greedy", "mixed-v1", 2.0, 30000, 12, 1.0): "53648b437b34f9260819",
+    ("sarathi-edf+sc", "mixed-v1", 2.0, 30000, 12, 1.0): "8389cbc8143a899c6b59",
+    ("sarathi-edf+sc+mlps", "mixed-v1", 2.0, 30000, 12, 1.0): "985a1d08043aea5b7c6d",
+    ("slidingserve", "mixed-v1", 2.0, 30000, 12, 1.0): "985a1d08043aea5b7c6d",
+    ("slidingserve+", "mixed-v1", 2.0, 30000, 12, 1.0): "9a5cf392f88c5437675b",
+    ("slidingserve[window=3]", "mixed-v1", 2.0, 30000, 12, 1.0): "7cc9b9ba54cbea5fe7f5",
+    ("slidingserve[split_search=ternary]", "mixed-v1", 2.0, 30000, 12, 1.0): "985a1d08043aea5b7c6d",
+    ("slidingserve[latency_margin=1.0]", "mixed-v1", 2.0, 30000, 12, 1.0): "5d3616a45a4787fabfa0",
+    ("slidingserve+[refit_every=40]", "mixed-v1", 2.0, 30000, 12, 1.0): "247416284c1f9f025af1",
+    (
+        "sarathi-edf+sc[window=1,max_batch_tokens=512]",
+        "mixed-v1",
+        2.0,
+        30000,
+        12,
+        1.0,
+    ): "791f90f872b805f6aaf2",
+    ("slidingserve", "arxiv", 0.8, None, 13, 1.0): "f243c0f2a32269d66f6c",
+    ("slidingserve+", "arxiv", 0.8, None, 13, 1.0): "b4b8fc98aa494d3630cb",
+    ("qoserve", "arxiv", 0.8, None, 13, 1.0): "bb3704a03601db3d7c05",
+    ("slidingserve", "sharegpt", 6.0, None, 14, 1.0): "412c156d36ce8871e243",
+    ("slidingserve+", "sharegpt", 6.0, None, 14, 1.0): "62157cac64798008b140",
+    ("qoserve", "sharegpt", 6.0, None, 14, 1.0): "eafa0ffa355198ad26af",
+    ("slidingserve", "mixed-v1", 2.0, None, 15, 0.3): "ef7287a204921643e5b5",
+    ("slidingserve+", "mixed-v1", 2.0, None, 15, 0.3): "f946353cc7da0346b843",
+    ("greedy", "mixed-v1", 2.0, None, 15, 0.3): "e39dd7648b67afc581f3",
+}
+
+
+def digest(case: Case) -> str:
+    """sha256 of everything the run reports (module docstring)."""
+    text, workload, rate, kv, seed, slo_scale = case
+    name, options = parse_label(text)
+    policy = by_name(name, default_predictor(), **dict(options))
+    run = simulate(
+        policy,
+        make_workload(workload, 120, Poisson(rate), seed, slo_scale),
+        default_hardware(),
+        seed,
+        EngineOptions(kv_capacity_tokens=kv),
+    )
+    document = {
+        "metrics": run.metrics.to_dict(),
+        "end": run.end,
+        "stalled": run.stalled,
+        "stopped_early": run.stopped_early,
+        "kv_blocks_in_use": run.kv_blocks_in_use,
+        "decisions": run.stats.decisions,
+        "decode_runs": run.stats.decode_runs,
+        "run_iterations": run.stats.run_iterations,
+    }
+    hasher = hashlib.sha256(json.dumps(document, sort_keys=True).encode())
+    for field in attrs.fields(type(run.outcome)):
+        hasher.update(np.ascontiguousarray(getattr(run.outcome, field.name)).tobytes())
+    return hasher.hexdigest()[:20]
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: f"{c[0]}-{c[1]}")
+def test_a_golden_run_gives_what_it_gave(case: Case) -> None:
+    assert digest(case) == DIGESTS[case]
+
+
+if __name__ == "__main__":
+    for case in CASES:
+        print(f"    {case!r}: {digest(case)!r},")

@@ -24,10 +24,10 @@ import numpy as np
 
 from slidingpolicy import Request, SchedulerState
 from slidingpolicy.engine import EngineOptions, simulate
+from slidingpolicy.engine.profiling import default_predictor
 from slidingpolicy.hardware import build_hardware
-from slidingpolicy.plan import BatchPlan
 from slidingpolicy.policies import by_name, names
-from slidingpolicy.predictor.profiling import default_predictor
+from slidingpolicy.records.plan import BatchPlan
 from slidingpolicy.workloads import Poisson, make_workload
 from slidingpolicy.workloads.distributions import ARXIV, SHAREGPT
 

@@ -28,9 +28,9 @@ ANCHOR = ("a100-80g", "llama3-8b", 1, "arxiv", 1.0)
 def child(args: argparse.Namespace) -> None:
     """Run one case in this process and print what it simulated as JSON."""
     from slidingpolicy.engine import EngineOptions, simulate
+    from slidingpolicy.engine.profiling import default_predictor
     from slidingpolicy.hardware import build_hardware
     from slidingpolicy.policies import by_name
-    from slidingpolicy.predictor.profiling import default_predictor
     from slidingpolicy.workloads import Poisson, make_workload
 
     hardware = build_hardware(args.gpu, args.model, args.tp)

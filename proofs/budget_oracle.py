@@ -7,8 +7,8 @@ from collections.abc import Callable, Sequence
 import attrs
 import numpy as np
 
-from slidingpolicy.fill import Fill
-from slidingpolicy.predictor.model import LatencyPredictor
+from slidingpolicy.pricing.model import LatencyPredictor
+from slidingpolicy.pricing.queue import Fill
 
 TOLERANCE = 1e-12
 """Seconds: T̂ computed from prefix sums and from an explicit batch may differ by rounding."""

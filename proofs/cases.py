@@ -7,8 +7,8 @@ from collections.abc import Iterable
 import attrs
 from hypothesis import strategies as st
 
-from slidingpolicy.fill import Fill
-from slidingpolicy.predictor.model import LatencyPredictor
+from slidingpolicy.pricing.model import LatencyPredictor
+from slidingpolicy.pricing.queue import Fill
 from tests.strategies import predictors
 
 

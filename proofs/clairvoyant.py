@@ -22,7 +22,7 @@ import attrs
 import numpy as np
 
 from proofs.milp import HIGHS_OPTIONS, OracleError, cp
-from slidingpolicy.predictor.model import LatencyPredictor, LinearModel
+from slidingpolicy.pricing.model import LatencyPredictor, LinearModel
 
 TOLERANCE = 1e-9
 """Seconds of slack when replaying a schedule against deadlines (MILP times are floats)."""

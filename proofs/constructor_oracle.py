@@ -19,10 +19,10 @@ import numpy as np
 from proofs.budget_oracle import scan_price
 from proofs.lex import NEAR, Rank, Ranks, subsets
 from proofs.milp import cp, lexicographic, solution
-from slidingpolicy.constructor import values
-from slidingpolicy.fill import Fill
-from slidingpolicy.predictor.model import LatencyPredictor
-from slidingpolicy.request import Request
+from slidingpolicy.pricing.model import LatencyPredictor
+from slidingpolicy.pricing.queue import Fill
+from slidingpolicy.records.request import Request
+from slidingpolicy.stages.construct import values
 
 
 @attrs.frozen(slots=True)

@@ -7,9 +7,9 @@ from collections.abc import Sequence
 import numpy as np
 
 from proofs.milp import cp, solution
-from slidingpolicy.predictor.features import FloatArray
-from slidingpolicy.predictor.fit import Sample
-from slidingpolicy.predictor.model import LinearModel
+from slidingpolicy.pricing.features import FloatArray
+from slidingpolicy.pricing.fit import Sample
+from slidingpolicy.pricing.model import LinearModel
 
 
 def design(samples: Sequence[Sample]) -> tuple[FloatArray, FloatArray]:

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 import attrs
 import numpy as np
 
-from slidingpolicy.predictor.features import FloatArray, IntArray
+from slidingpolicy.pricing.features import FloatArray, IntArray
 
 TIE = 1e-12
 NEAR = 1e-9

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import attrs
 
-from slidingpolicy.fill import Fill
-from slidingpolicy.split import two_step_cost
+from slidingpolicy.pricing.queue import Fill
+from slidingpolicy.pricing.split import two_step_cost
 
 TOLERANCE = 1e-12
 """Seconds: the split prices candidates by closed forms, the scan by Fill.price."""

@@ -14,8 +14,8 @@ from typing import Any
 from proofs.clairvoyant import Instance, Schedule
 from slidingpolicy.invariants import check_plan
 from slidingpolicy.policy import Policy
-from slidingpolicy.request import Request
-from slidingpolicy.state import SchedulerState
+from slidingpolicy.records.request import Request
+from slidingpolicy.records.state import SchedulerState
 
 MAX_STEPS = 10_000
 

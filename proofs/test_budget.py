@@ -12,9 +12,9 @@ from proofs.budget_oracle import (
     scan_price,
 )
 from proofs.cases import FillCase, fill_cases, targets
-from slidingpolicy.budget import fill_budget, time_to_budget
-from slidingpolicy.predictor.model import LatencyPredictor, LinearModel
-from slidingpolicy.request import Request
+from slidingpolicy.pricing.budget import fill_budget, time_to_budget
+from slidingpolicy.pricing.model import LatencyPredictor, LinearModel
+from slidingpolicy.records.request import Request
 
 PRICE_CASES = 400
 EXPLICIT_CASES = 150

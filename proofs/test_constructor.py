@@ -9,11 +9,11 @@ from hypothesis import strategies as st
 
 from proofs import constructor_oracle as oracle
 from proofs.lex import Rank, judge
-from slidingpolicy.constructor import Construction, build_for_anchor, construct_batch
-from slidingpolicy.fill import Fill
-from slidingpolicy.predictor.model import LatencyPredictor
-from slidingpolicy.request import Request
-from slidingpolicy.violation import check_violations
+from slidingpolicy.pricing.model import LatencyPredictor
+from slidingpolicy.pricing.queue import Fill
+from slidingpolicy.records.request import Request
+from slidingpolicy.stages.check import check_violations
+from slidingpolicy.stages.construct import Construction, build_for_anchor, construct_batch
 from tests.strategies import predictors
 
 EXHAUSTIVE_CASES = 300

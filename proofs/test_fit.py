@@ -8,9 +8,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from proofs.fit_oracle import design, least_squares, penalized, penalized_least_squares, rss
-from slidingpolicy.predictor.features import DECODE, MIXED, PREFILL, SCENARIOS
-from slidingpolicy.predictor.fit import NO_X3, Sample, accumulate, solve
-from slidingpolicy.predictor.model import LinearModel
+from slidingpolicy.pricing.features import DECODE, MIXED, PREFILL, SCENARIOS
+from slidingpolicy.pricing.fit import NO_X3, Sample, accumulate, solve
+from slidingpolicy.pricing.model import LinearModel
 
 FIT_CASES = 60
 RELATIVE = 1e-7
@@ -79,7 +79,7 @@ def test_fit_matches_cvxpy_bounded_least_squares(samples: list[Sample]) -> None:
 @st.composite
 def priors(draw: st.DrawFn) -> tuple[list[Sample], object]:
     """A sample set and an offline predictor fitted on another one (the online prior)."""
-    from slidingpolicy.predictor.fit import fit_predictor
+    from slidingpolicy.pricing.fit import fit_predictor
 
     offline = fit_predictor(draw(sample_sets()), min_samples=1)
     return draw(sample_sets()), offline
@@ -93,8 +93,8 @@ def test_online_refit_matches_cvxpy_penalized_least_squares(
     """60 generated (samples, prior) pairs: per scenario, under its stage's bounds, the online
     refit's objective ‖Xw − y‖² + Σ_j N0·mean(x_j²)(w_j − α̂·w0_j)² is at most cvxpy's
     optimum + 1e-7·(Σy² + the optimum)."""
-    from slidingpolicy.predictor.fit import prior_scale
-    from slidingpolicy.predictor.model import LatencyPredictor
+    from slidingpolicy.pricing.fit import prior_scale
+    from slidingpolicy.pricing.model import LatencyPredictor
 
     samples, prior = case
     assert isinstance(prior, LatencyPredictor)

@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 from proofs.knapsack_oracle import exhaustive, milp, rank_of, value_scale
 from proofs.lex import judge, subsets
-from slidingpolicy.knapsack import knapsack
+from slidingpolicy.stages.knapsack import knapsack
 
 MILP_CASES = 150
 EXHAUSTIVE_CASES = 300

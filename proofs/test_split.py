@@ -10,8 +10,8 @@ from hypothesis import strategies as st
 
 from proofs.cases import FillCase, fill_cases, targets
 from proofs.split_oracle import TOLERANCE, judge_split, split_range
-from slidingpolicy.predictor.model import LatencyPredictor, LinearModel
-from slidingpolicy.split import exact_split, ternary_split, two_step_cost
+from slidingpolicy.pricing.model import LatencyPredictor, LinearModel
+from slidingpolicy.pricing.split import exact_split, ternary_split, two_step_cost
 from tests.strategies import predictors
 
 EXACT_CASES = 400

@@ -15,7 +15,7 @@ import argparse
 
 from slidingpolicy.engine.batches import engine_samples
 from slidingpolicy.engine.sweep import HardwareSpec, RunSpec, WorkloadSpec
-from slidingpolicy.predictor import LatencyPredictor, evaluate
+from slidingpolicy.pricing import LatencyPredictor, evaluate
 
 HARDWARE = (
     ("rtx3090", "qwen2.5-7b", 2),

@@ -3,10 +3,6 @@
 Immutable records in, plans out: `SchedulerState` → `Policy.plan` → `BatchPlan`.
 """
 
-from slidingpolicy.budget import time_to_budget
-from slidingpolicy.chunker import sliding_chunk
-from slidingpolicy.config import SlidingConfig
-from slidingpolicy.constructor import construct_batch
 from slidingpolicy.errors import (
     InvalidRecordError,
     PredictorFormatError,
@@ -15,13 +11,17 @@ from slidingpolicy.errors import (
     UnknownNameError,
 )
 from slidingpolicy.invariants import Violation, check_plan
-from slidingpolicy.plan import Allocation, BatchPlan, Diagnostics, PlanPath
 from slidingpolicy.policies import SlidingServe, SlidingState, by_name, names
 from slidingpolicy.policy import Policy
-from slidingpolicy.predictor import LatencyPredictor, LinearModel
-from slidingpolicy.request import Phase, Request
-from slidingpolicy.sorter import sort_candidates
-from slidingpolicy.state import SchedulerState
+from slidingpolicy.pricing import LatencyPredictor, LinearModel
+from slidingpolicy.pricing.budget import time_to_budget
+from slidingpolicy.records.config import SlidingConfig
+from slidingpolicy.records.plan import Allocation, BatchPlan, Diagnostics, PlanPath
+from slidingpolicy.records.request import Phase, Request
+from slidingpolicy.records.state import SchedulerState
+from slidingpolicy.stages.chunk import sliding_chunk
+from slidingpolicy.stages.construct import construct_batch
+from slidingpolicy.stages.order import sort_candidates
 
 __all__ = [
     "Allocation",

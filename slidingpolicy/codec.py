@@ -15,9 +15,9 @@ import attrs
 
 from slidingpolicy._io import parse_json
 from slidingpolicy.errors import SlidingPolicyError
-from slidingpolicy.plan import Allocation, BatchPlan, Diagnostics
-from slidingpolicy.request import Request
-from slidingpolicy.state import SchedulerState
+from slidingpolicy.records.plan import Allocation, BatchPlan, Diagnostics
+from slidingpolicy.records.request import Request
+from slidingpolicy.records.state import SchedulerState
 
 
 class CodecError(SlidingPolicyError):

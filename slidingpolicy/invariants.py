@@ -9,11 +9,11 @@ from __future__ import annotations
 import attrs
 import numpy as np
 
-from slidingpolicy.deadlines import safe_decodes
-from slidingpolicy.plan import BatchPlan, PlanPath
-from slidingpolicy.predictor.model import LatencyPredictor
-from slidingpolicy.request import Request
-from slidingpolicy.state import SchedulerState
+from slidingpolicy.pricing.model import LatencyPredictor
+from slidingpolicy.records.plan import BatchPlan, PlanPath
+from slidingpolicy.records.request import Request
+from slidingpolicy.records.state import SchedulerState
+from slidingpolicy.stages.deadlines import safe_decodes
 
 TOLERANCE = 1e-9
 """Relative slack allowed when comparing predicted latencies with deadlines."""

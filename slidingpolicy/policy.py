@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol, TypeVar
 
-from slidingpolicy.plan import BatchPlan
-from slidingpolicy.request import Request
-from slidingpolicy.state import SchedulerState
+from slidingpolicy.records.plan import BatchPlan
+from slidingpolicy.records.request import Request
+from slidingpolicy.records.state import SchedulerState
 
 PolicyState = TypeVar("PolicyState")
 

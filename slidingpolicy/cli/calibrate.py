@@ -39,8 +39,8 @@ def profile(
     """Time random batches on a hardware model; write (chunks, contexts, latency) samples."""
     import json
 
+    from slidingpolicy.engine.profiling import profile as sample_hardware
     from slidingpolicy.engine.sweep import HardwareSpec
-    from slidingpolicy.predictor.profiling import profile as sample_hardware
 
     writable_file(out, "--out")
     hardware = HardwareSpec(
@@ -68,7 +68,7 @@ SAMPLE_FORMAT = (
 
 def read_samples(path: Path) -> list[Any]:
     """A samples file (JSONL of chunks, contexts, latency); malformed lines name file:line."""
-    from slidingpolicy.predictor import Sample
+    from slidingpolicy.pricing import Sample
 
     found = []
     for number, line in enumerate(read_text(path, CliError, SAMPLE_FORMAT).splitlines(), 1):
@@ -111,12 +111,12 @@ def fit(
     seed: SeedOpt = 0,
 ) -> None:
     """Calibrate the latency predictor; print MAE, RMSE and R² per scenario on held-out samples."""
+    from slidingpolicy.engine.profiling import DEFAULT_SAMPLES
+    from slidingpolicy.engine.profiling import profile as sample_hardware
+    from slidingpolicy.engine.profiling import write_default as write_packaged
     from slidingpolicy.engine.sweep import HardwareSpec
-    from slidingpolicy.predictor import evaluate, fit_predictor
-    from slidingpolicy.predictor.fit import MARGIN_FLOOR, MARGIN_QUANTILE
-    from slidingpolicy.predictor.profiling import DEFAULT_SAMPLES
-    from slidingpolicy.predictor.profiling import profile as sample_hardware
-    from slidingpolicy.predictor.profiling import write_default as write_packaged
+    from slidingpolicy.pricing import evaluate, fit_predictor
+    from slidingpolicy.pricing.fit import MARGIN_FLOOR, MARGIN_QUANTILE
 
     if not 0.0 < holdout < 1.0:
         raise CliError(f"--holdout={holdout} must be between 0 and 1")

@@ -124,7 +124,7 @@ def _predictor(path: Path | None, gpu: str | None, model: str, tp: int) -> Any:
     if path is not None and gpu is not None:
         raise CliError("give --predictor or --hardware, not both")
     if path is not None:
-        from slidingpolicy.predictor import LatencyPredictor
+        from slidingpolicy.pricing import LatencyPredictor
 
         return LatencyPredictor.load(path)
     if gpu is None:

@@ -8,11 +8,11 @@ from typing import Any
 
 from slidingpolicy.engine.simulator import simulate
 from slidingpolicy.engine.sweep import RunSpec, predictor_of
-from slidingpolicy.plan import BatchPlan
 from slidingpolicy.policies import by_name
-from slidingpolicy.predictor.fit import Sample
-from slidingpolicy.request import Request
-from slidingpolicy.state import SchedulerState
+from slidingpolicy.pricing.fit import Sample
+from slidingpolicy.records.plan import BatchPlan
+from slidingpolicy.records.request import Request
+from slidingpolicy.records.state import SchedulerState
 
 
 class Recording:

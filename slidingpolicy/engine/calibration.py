@@ -11,8 +11,9 @@ is a hash of
 
 - the hardware model's content: its type and every field it was built from (GPU, model shape,
   TP, efficiencies, noise, tiles, measured grid and seconds), and
-- the calibration and hardware code (every module of `slidingpolicy.predictor` and
-  `slidingpolicy.hardware`), so that a change to either refits rather than reuses.
+- the calibration and hardware code (every module of `slidingpolicy.pricing` and
+  `slidingpolicy.hardware`, and `slidingpolicy.engine.profiling`), so that a change to any
+  of them refits rather than reuses.
 
 The folder is $SLIDINGPOLICY_CACHE, else $XDG_CACHE_HOME/slidingpolicy, else
 ~/.cache/slidingpolicy; predictors go in its ``predictors`` subfolder. A cached file that cannot
@@ -33,19 +34,20 @@ from typing import TYPE_CHECKING, Any, cast
 import attrs
 import numpy as np
 
+import slidingpolicy.engine.profiling
 import slidingpolicy.hardware
-import slidingpolicy.predictor
-from slidingpolicy.errors import SlidingPolicyError
-from slidingpolicy.hardware import HardwareModel
-from slidingpolicy.predictor import LatencyPredictor
-from slidingpolicy.predictor.fit import fit_predictor
-from slidingpolicy.predictor.profiling import (
+import slidingpolicy.pricing
+from slidingpolicy.engine.profiling import (
     DEFAULT_PROFILES,
     DEFAULT_SAMPLES,
     DEFAULT_SEED,
     default_predictor,
     profile,
 )
+from slidingpolicy.errors import SlidingPolicyError
+from slidingpolicy.hardware import HardwareModel
+from slidingpolicy.pricing import LatencyPredictor
+from slidingpolicy.pricing.fit import fit_predictor
 
 if TYPE_CHECKING:
     from slidingpolicy.engine.sweep import HardwareSpec
@@ -128,11 +130,12 @@ def _plain(_: object, __: object, value: Any) -> Any:
 
 @functools.cache
 def _code_digest() -> str:
-    """A hash of the source of the predictor and hardware packages."""
+    """A hash of the source of the pricing and hardware packages and of the profiler."""
     digest = hashlib.sha256()
-    for package in (slidingpolicy.predictor, slidingpolicy.hardware):
-        folder = Path(package.__file__ or "").parent
-        for source in sorted(folder.glob("*.py")):
-            digest.update(source.name.encode())
-            digest.update(source.read_bytes())
+    sources = [Path(slidingpolicy.engine.profiling.__file__)]
+    for package in (slidingpolicy.pricing, slidingpolicy.hardware):
+        sources += Path(package.__file__ or "").parent.glob("*.py")
+    for source in sorted(sources):
+        digest.update(source.name.encode())
+        digest.update(source.read_bytes())
     return digest.hexdigest()

@@ -66,9 +66,9 @@ from slidingpolicy.engine.metrics import Metrics, RequestOutcome, TokenLog, outc
 from slidingpolicy.errors import InvalidRecordError, SlidingPolicyError
 from slidingpolicy.hardware import HardwareModel
 from slidingpolicy.invariants import Violation, check_plan
-from slidingpolicy.plan import Allocation, BatchPlan
-from slidingpolicy.request import Request
-from slidingpolicy.state import SchedulerState
+from slidingpolicy.records.plan import Allocation, BatchPlan
+from slidingpolicy.records.request import Request
+from slidingpolicy.records.state import SchedulerState
 from slidingpolicy.workloads import Workload
 
 IntArray = NDArray[np.int64]

@@ -28,7 +28,7 @@ from slidingpolicy.hardware import HardwareModel, build_hardware
 from slidingpolicy.hardware.build import DEFAULT_NOISE_SIGMA
 from slidingpolicy.policies import by_name
 from slidingpolicy.policies.labels import label, parse_label
-from slidingpolicy.predictor import LatencyPredictor
+from slidingpolicy.pricing import LatencyPredictor
 from slidingpolicy.workloads import (
     ArrivalProcess,
     Burst,

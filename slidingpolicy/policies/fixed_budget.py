@@ -12,13 +12,13 @@ from typing import Any
 import attrs
 
 from slidingpolicy import _validate
-from slidingpolicy.admission import Admission, admit, greedy_allocations
 from slidingpolicy.errors import InvalidRecordError
-from slidingpolicy.fill import Fill
-from slidingpolicy.plan import BatchPlan, PlanPath
-from slidingpolicy.predictor.model import LatencyPredictor
-from slidingpolicy.request import Request
-from slidingpolicy.state import SchedulerState
+from slidingpolicy.pricing.model import LatencyPredictor
+from slidingpolicy.pricing.queue import Fill
+from slidingpolicy.records.plan import BatchPlan, PlanPath
+from slidingpolicy.records.request import Request
+from slidingpolicy.records.state import SchedulerState
+from slidingpolicy.stages.admit import Admission, admit, greedy_allocations
 
 QueueKey = Callable[[Request], Any]
 """A sort key over prefill candidates; smaller runs first."""

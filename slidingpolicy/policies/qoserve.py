@@ -67,14 +67,14 @@ from collections.abc import Iterable, Sequence
 import attrs
 
 from slidingpolicy import _validate
-from slidingpolicy.admission import admit
 from slidingpolicy.errors import InvalidRecordError
-from slidingpolicy.fill import Fill
-from slidingpolicy.plan import BatchPlan
 from slidingpolicy.policies.fixed_budget import fill_plan
-from slidingpolicy.predictor.model import LatencyPredictor
-from slidingpolicy.request import Request
-from slidingpolicy.state import SchedulerState
+from slidingpolicy.pricing.model import LatencyPredictor
+from slidingpolicy.pricing.queue import Fill
+from slidingpolicy.records.plan import BatchPlan
+from slidingpolicy.records.request import Request
+from slidingpolicy.records.state import SchedulerState
+from slidingpolicy.stages.admit import admit
 
 NAME = "qoserve"
 MENU = (128, 256, 512, 768, 1024, 1280, 1536, 1792, 2048)

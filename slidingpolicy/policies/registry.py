@@ -16,7 +16,7 @@ from slidingpolicy.policies.sarathi_edf import sarathi_edf
 from slidingpolicy.policies.variants import VARIANT_SUMMARIES, sliding_variant, variant_options
 from slidingpolicy.policies.vllm import vllm
 from slidingpolicy.policy import Policy
-from slidingpolicy.predictor.model import LatencyPredictor
+from slidingpolicy.pricing.model import LatencyPredictor
 
 
 @attrs.frozen(slots=True)

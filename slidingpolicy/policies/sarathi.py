@@ -7,8 +7,8 @@ order, filled greedily up to the budget (the paper's chunk size; 512 by default)
 from __future__ import annotations
 
 from slidingpolicy.policies.fixed_budget import FixedBudget
-from slidingpolicy.predictor.model import LatencyPredictor
-from slidingpolicy.request import Request
+from slidingpolicy.pricing.model import LatencyPredictor
+from slidingpolicy.records.request import Request
 
 NAME = "sarathi"
 DEFAULT_TOKEN_BUDGET = 512

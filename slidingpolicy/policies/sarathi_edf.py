@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from slidingpolicy.policies.fixed_budget import FixedBudget
 from slidingpolicy.policies.sarathi import DEFAULT_TOKEN_BUDGET
-from slidingpolicy.predictor.model import LatencyPredictor
-from slidingpolicy.sorter import edf_key
+from slidingpolicy.pricing.model import LatencyPredictor
+from slidingpolicy.stages.order import edf_key
 
 NAME = "sarathi-edf"
 

@@ -8,20 +8,20 @@ import attrs
 import numpy as np
 
 from slidingpolicy import _validate
-from slidingpolicy.admission import Admission, admit, allocations, greedy_allocations
-from slidingpolicy.chunker import sliding_chunk
-from slidingpolicy.config import SlidingConfig
-from slidingpolicy.constructor import Construction, construct_batch
-from slidingpolicy.deadlines import window_deadlines
-from slidingpolicy.fill import Fill
-from slidingpolicy.plan import BatchPlan, Diagnostics, PlanPath
-from slidingpolicy.predictor.features import DECODE, FloatArray, batch_features
-from slidingpolicy.predictor.fit import PredictorStats, solve
-from slidingpolicy.predictor.model import LatencyPredictor
-from slidingpolicy.request import Request
-from slidingpolicy.sorter import order_candidates
-from slidingpolicy.state import SchedulerState
-from slidingpolicy.violation import check_violations
+from slidingpolicy.pricing.features import DECODE, FloatArray, batch_features
+from slidingpolicy.pricing.fit import PredictorStats, solve
+from slidingpolicy.pricing.model import LatencyPredictor
+from slidingpolicy.pricing.queue import Fill
+from slidingpolicy.records.config import SlidingConfig
+from slidingpolicy.records.plan import BatchPlan, Diagnostics, PlanPath
+from slidingpolicy.records.request import Request
+from slidingpolicy.records.state import SchedulerState
+from slidingpolicy.stages.admit import Admission, admit, allocations, greedy_allocations
+from slidingpolicy.stages.check import check_violations
+from slidingpolicy.stages.chunk import sliding_chunk
+from slidingpolicy.stages.construct import Construction, construct_batch
+from slidingpolicy.stages.deadlines import window_deadlines
+from slidingpolicy.stages.order import order_candidates
 
 
 @attrs.frozen(slots=True)

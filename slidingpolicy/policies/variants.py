@@ -25,10 +25,10 @@ from typing import Any
 
 import attrs
 
-from slidingpolicy.config import SlidingConfig
 from slidingpolicy.errors import InvalidRecordError
 from slidingpolicy.policies.slidingserve import SlidingServe
-from slidingpolicy.predictor.model import LatencyPredictor
+from slidingpolicy.pricing.model import LatencyPredictor
+from slidingpolicy.records.config import SlidingConfig
 
 FIXED: MappingProxyType[str, MappingProxyType[str, object]] = MappingProxyType(
     {

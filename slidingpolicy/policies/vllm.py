@@ -10,8 +10,8 @@ preempts, which the snapshot does not show.
 from __future__ import annotations
 
 from slidingpolicy.policies.fixed_budget import FixedBudget
-from slidingpolicy.predictor.model import LatencyPredictor
-from slidingpolicy.sorter import fcfs_key
+from slidingpolicy.pricing.model import LatencyPredictor
+from slidingpolicy.stages.order import fcfs_key
 
 NAME = "vllm"
 DEFAULT_TOKEN_BUDGET = 8192

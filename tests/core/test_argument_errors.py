@@ -23,7 +23,7 @@ from slidingpolicy import (
 )
 from slidingpolicy._io import parse_json, replace_atomically
 from slidingpolicy.codec import log_line, parse_line
-from slidingpolicy.predictor.profiling import default_predictor
+from slidingpolicy.engine.profiling import default_predictor
 
 STATE = SchedulerState(1.0, (Request("a", 0.0, 10, 0, 0, 3.0, 0.1),), 8000.0)
 

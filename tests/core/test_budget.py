@@ -9,8 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from slidingpolicy import LatencyPredictor, LinearModel, Request, time_to_budget
-from slidingpolicy.budget import fill_budget
-from slidingpolicy.fill import Fill
+from slidingpolicy.pricing.budget import fill_budget
+from slidingpolicy.pricing.queue import Fill
 from tests.core.reference import interval_batch, predicted, scan_budget
 from tests.strategies import predictors
 

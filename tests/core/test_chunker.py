@@ -12,9 +12,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from slidingpolicy import SlidingConfig
-from slidingpolicy.budget import fill_budget
-from slidingpolicy.chunker import sliding_chunk
-from slidingpolicy.fill import Fill
+from slidingpolicy.pricing.budget import fill_budget
+from slidingpolicy.pricing.queue import Fill
+from slidingpolicy.stages.chunk import sliding_chunk
 from tests.strategies import predictors, realistic_predictors
 
 queues = st.lists(st.tuples(st.integers(1, 3000), st.integers(0, 4000)), min_size=1, max_size=8)

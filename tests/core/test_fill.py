@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from slidingpolicy import LatencyPredictor
-from slidingpolicy.fill import Fill, greedy_fill
+from slidingpolicy.pricing.queue import Fill, greedy_fill
 from tests.core.reference import interval_batch, predicted
 from tests.strategies import predictors
 

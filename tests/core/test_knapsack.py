@@ -8,7 +8,7 @@ import math
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from slidingpolicy.knapsack import knapsack, max_count
+from slidingpolicy.stages.knapsack import knapsack, max_count
 
 items = st.lists(st.tuples(st.integers(1, 400), st.floats(0.5, 20.0)), max_size=12)
 
@@ -73,7 +73,7 @@ def test_negative_capacity_takes_nothing() -> None:
 @settings(max_examples=200)
 def test_table_and_subset_comparison_agree(pairs: list[tuple[int, float]], capacity: int) -> None:
     """The DP alone (every shortcut off) reaches the same (count, value) as knapsack()."""
-    from slidingpolicy.knapsack import _by_table
+    from slidingpolicy.stages.knapsack import _by_table
 
     weights, values = [w for w, _ in pairs], [v for _, v in pairs]
     fitting = [i for i, w in enumerate(weights) if w <= capacity]

@@ -15,11 +15,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from slidingpolicy import BatchPlan, SchedulerState, by_name
+from slidingpolicy.engine.profiling import default_predictor
 from slidingpolicy.engine.simulator import simulate
 from slidingpolicy.hardware import default_hardware
-from slidingpolicy.predictor.fit import MARGIN_QUANTILE, calibrate_margin
-from slidingpolicy.predictor.profiling import default_predictor
-from slidingpolicy.request import Request
+from slidingpolicy.pricing.fit import MARGIN_QUANTILE, calibrate_margin
+from slidingpolicy.records.request import Request
 from slidingpolicy.workloads import Poisson, make_workload
 
 

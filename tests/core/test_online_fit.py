@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from slidingpolicy import LatencyPredictor, LinearModel
-from slidingpolicy.predictor.fit import PredictorStats, Sample, accumulate, prior_scale, solve
+from slidingpolicy.pricing.fit import PredictorStats, Sample, accumulate, prior_scale, solve
 from tests.strategies import linear_models
 
 batches = st.lists(

@@ -18,12 +18,12 @@ from slidingpolicy import (
     SlidingServe,
     check_plan,
 )
-from slidingpolicy.admission import admit
-from slidingpolicy.budget import fill_budget
-from slidingpolicy.deadlines import window_deadlines
-from slidingpolicy.fill import Fill
-from slidingpolicy.predictor.profiling import default_predictor
-from slidingpolicy.sorter import order_candidates
+from slidingpolicy.engine.profiling import default_predictor
+from slidingpolicy.pricing.budget import fill_budget
+from slidingpolicy.pricing.queue import Fill
+from slidingpolicy.stages.admit import admit
+from slidingpolicy.stages.deadlines import window_deadlines
+from slidingpolicy.stages.order import order_candidates
 from tests.strategies import NOW, configs, predictors, pressed_states, realistic_predictors, states
 
 any_predictor = st.one_of(predictors(), realistic_predictors())

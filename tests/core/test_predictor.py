@@ -11,7 +11,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from slidingpolicy import InvalidRecordError, LatencyPredictor, LinearModel, PredictorFormatError
-from slidingpolicy.predictor import (
+from slidingpolicy.engine.profiling import (
+    DEFAULT_PROFILES,
+    default_predictor,
+    profile,
+    random_batch,
+)
+from slidingpolicy.pricing import (
     DECODE,
     MIXED,
     PREFILL,
@@ -22,12 +28,6 @@ from slidingpolicy.predictor import (
     evaluate,
     fit_predictor,
     solve,
-)
-from slidingpolicy.predictor.profiling import (
-    DEFAULT_PROFILES,
-    default_predictor,
-    profile,
-    random_batch,
 )
 from tests.strategies import predictors
 
@@ -231,9 +231,9 @@ def test_packaged_defaults_are_what_make_default_generates() -> None:
     from importlib import resources
     from pathlib import Path
 
-    from slidingpolicy.predictor.profiling import DEFAULT_PROFILES, make_default, profile_key
+    from slidingpolicy.engine.profiling import DEFAULT_PROFILES, make_default, profile_key
 
-    folder = Path(str(resources.files("slidingpolicy.predictor") / "defaults"))
+    folder = Path(str(resources.files("slidingpolicy.engine") / "predictors"))
     shipped = {path.stem for path in folder.glob("*.json")}
     assert shipped == {profile_key(*p) for p in DEFAULT_PROFILES}
     probes = profile_batches(300)

@@ -21,7 +21,7 @@ from slidingpolicy import (
     SlidingConfig,
     SlidingPolicyError,
 )
-from slidingpolicy.request import RECORD_FIELDS
+from slidingpolicy.records.request import RECORD_FIELDS
 
 GOOD: dict[str, Any] = {
     "id": "r7",

@@ -8,7 +8,7 @@ from typing import Any
 from hypothesis import given, settings
 
 from slidingpolicy import Request, SchedulerState, SlidingConfig, sort_candidates
-from slidingpolicy.sorter import edf_key, is_urgent, mlps_key
+from slidingpolicy.stages.order import edf_key, is_urgent, mlps_key
 from tests.strategies import NOW, configs, states
 
 

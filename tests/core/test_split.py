@@ -8,9 +8,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from slidingpolicy import LatencyPredictor
-from slidingpolicy.budget import fill_budget
-from slidingpolicy.fill import Fill
-from slidingpolicy.split import exact_split, ternary_split, two_step_cost, window_split
+from slidingpolicy.pricing.budget import fill_budget
+from slidingpolicy.pricing.queue import Fill
+from slidingpolicy.pricing.split import exact_split, ternary_split, two_step_cost, window_split
 from tests.strategies import predictors
 
 queues = st.lists(st.tuples(st.integers(1, 60), st.integers(0, 80)), min_size=1, max_size=6)

@@ -31,9 +31,9 @@ from slidingpolicy import (
     SlidingServe,
     sort_candidates,
 )
-from slidingpolicy.constructor import build_for_anchor, values
-from slidingpolicy.fill import Fill
-from slidingpolicy.sorter import is_urgent
+from slidingpolicy.pricing.queue import Fill
+from slidingpolicy.stages.construct import build_for_anchor, values
+from slidingpolicy.stages.order import is_urgent
 
 NOW = 0.0  # the clock origin; only slacks matter, and s = L_ttft is then exact in floats
 RHO = 5000.0

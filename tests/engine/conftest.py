@@ -8,13 +8,13 @@ from functools import cache
 
 import attrs
 
-from slidingpolicy.admission import admit, greedy_allocations
+from slidingpolicy.engine.profiling import default_predictor
 from slidingpolicy.hardware import HardwareModel, build_hardware
-from slidingpolicy.plan import BatchPlan
-from slidingpolicy.predictor import LatencyPredictor
-from slidingpolicy.predictor.profiling import default_predictor
-from slidingpolicy.request import Request
-from slidingpolicy.state import SchedulerState
+from slidingpolicy.pricing import LatencyPredictor
+from slidingpolicy.records.plan import BatchPlan
+from slidingpolicy.records.request import Request
+from slidingpolicy.records.state import SchedulerState
+from slidingpolicy.stages.admit import admit, greedy_allocations
 
 HARDWARE = (("rtx3090", "qwen2.5-7b", 2), ("a100-80g", "llama3-8b", 1))
 

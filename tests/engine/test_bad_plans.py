@@ -9,9 +9,9 @@ import attrs
 import pytest
 
 from slidingpolicy.engine import EngineError, EngineOptions, simulate
-from slidingpolicy.plan import Allocation, BatchPlan
-from slidingpolicy.request import Request
-from slidingpolicy.state import SchedulerState
+from slidingpolicy.records.plan import Allocation, BatchPlan
+from slidingpolicy.records.request import Request
+from slidingpolicy.records.state import SchedulerState
 from slidingpolicy.workloads import RequestSpec, Workload
 from tests.engine.conftest import HARDWARE, hardware
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from slidingpolicy import by_name
 from slidingpolicy.engine.batches import Recording, engine_samples
+from slidingpolicy.engine.profiling import default_predictor
 from slidingpolicy.engine.simulator import simulate
 from slidingpolicy.engine.sweep import RunSpec, WorkloadSpec
 from slidingpolicy.hardware import default_hardware
-from slidingpolicy.predictor.profiling import default_predictor
 from slidingpolicy.workloads import Poisson, make_workload
 
 

@@ -11,9 +11,9 @@ import pytest
 
 from slidingpolicy.engine import HardwareSpec, calibration
 from slidingpolicy.engine.calibration import calibrated, fingerprint
+from slidingpolicy.engine.profiling import default_predictor
 from slidingpolicy.hardware import QuantizedRooflineModel, build_hardware
-from slidingpolicy.predictor import LatencyPredictor, Sample, fit_predictor
-from slidingpolicy.predictor.profiling import default_predictor
+from slidingpolicy.pricing import LatencyPredictor, Sample, fit_predictor
 
 
 @pytest.fixture

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from slidingpolicy.engine import EngineOptions, simulate
+from slidingpolicy.engine.profiling import default_predictor
 from slidingpolicy.engine.simulator import (
     RUN_CHUNK,
     RUN_SCALAR,
@@ -17,10 +18,9 @@ from slidingpolicy.engine.simulator import (
     engine_rng,
 )
 from slidingpolicy.hardware.roofline import noisy
-from slidingpolicy.plan import BatchPlan
 from slidingpolicy.policies import by_name
-from slidingpolicy.predictor.profiling import default_predictor
-from slidingpolicy.state import SchedulerState
+from slidingpolicy.records.plan import BatchPlan
+from slidingpolicy.records.state import SchedulerState
 from slidingpolicy.workloads import Poisson, make_workload
 from tests.engine.conftest import HARDWARE, Fcfs, hardware
 

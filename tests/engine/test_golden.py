@@ -21,7 +21,7 @@ from slidingpolicy.engine.simulator import EngineOptions, simulate
 from slidingpolicy.hardware import default_hardware
 from slidingpolicy.policies import names
 from slidingpolicy.policies.labels import parse_label
-from slidingpolicy.predictor.profiling import default_predictor
+from slidingpolicy.engine.profiling import default_predictor
 from slidingpolicy.workloads import Poisson, make_workload
 
 Case = tuple[str, str, float, int | None, int, float]

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from slidingpolicy.engine.profiling import default_predictor, profile
 from slidingpolicy.hardware import default_hardware
-from slidingpolicy.predictor import evaluate
-from slidingpolicy.predictor.profiling import default_predictor, profile
+from slidingpolicy.pricing import evaluate
 
 
 def test_default_predictor_r2_on_held_out_samples() -> None:

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 
 from slidingpolicy import BatchPlan, LatencyPredictor, Request, SchedulerState
+from slidingpolicy.engine.profiling import default_predictor
 from slidingpolicy.policies import by_name
-from slidingpolicy.predictor.profiling import default_predictor
 from tests.policies.builders import decode, prompt, snapshot
 from tests.strategies import predictors, states
 

@@ -15,11 +15,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from slidingpolicy import by_name
+from slidingpolicy.engine.profiling import default_predictor
 from slidingpolicy.engine.simulator import simulate
 from slidingpolicy.hardware import default_hardware
 from slidingpolicy.policies.registry import names
 from slidingpolicy.policies.variants import FIXED, variant_options
-from slidingpolicy.predictor.profiling import default_predictor
 from slidingpolicy.workloads.records import RequestSpec, Workload
 from slidingpolicy.workloads.slos import DATASET_SLOS
 

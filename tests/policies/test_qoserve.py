@@ -9,8 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from slidingpolicy import LatencyPredictor, LinearModel, Request, SchedulerState
+from slidingpolicy.engine.profiling import default_predictor
 from slidingpolicy.policies import QoServe, QoServeState, by_name
-from slidingpolicy.predictor.profiling import default_predictor
 from tests.policies.builders import NOW, decode, prompt, snapshot
 from tests.strategies import predictors, states
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from slidingpolicy import SlidingPolicyError, UnknownNameError
+from slidingpolicy.engine.profiling import default_predictor
 from slidingpolicy.policies import by_name, names
-from slidingpolicy.predictor.profiling import default_predictor
 
 ALL = (
     "vllm",

@@ -6,10 +6,10 @@ import pytest
 from hypothesis import given, settings
 
 from slidingpolicy import LatencyPredictor, SchedulerState, SlidingConfig, SlidingServe
+from slidingpolicy.engine.profiling import default_predictor
 from slidingpolicy.engine.simulator import simulate
 from slidingpolicy.hardware import default_hardware
 from slidingpolicy.policies import by_name
-from slidingpolicy.predictor.profiling import default_predictor
 from slidingpolicy.workloads.records import RequestSpec, Workload
 from tests.strategies import predictors, states
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import attrs
 from slidingpolicy import InvalidRecordError, LatencyPredictor, Policy, by_name
-from slidingpolicy.predictor.profiling import default_predictor
+from slidingpolicy.engine.profiling import default_predictor
 
 RECORD = "vllm adapter config"
 SECTION = "slidingpolicy"

@@ -7,8 +7,8 @@ from collections.abc import Callable
 
 import numpy as np
 
-from slidingpolicy.budget import fill_budget, largest_within
-from slidingpolicy.fill import Fill, Piece
+from slidingpolicy.pricing.budget import fill_budget, largest_within
+from slidingpolicy.pricing.queue import Fill, Piece
 
 
 def two_step_cost(fill: Fill, b: int, budget_sum: int) -> float:

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import attrs
 
-from slidingpolicy.budget import fill_budget
-from slidingpolicy.config import SlidingConfig
-from slidingpolicy.fill import Fill
-from slidingpolicy.split import exact_split, ternary_split, window_split
+from slidingpolicy.pricing.budget import fill_budget
+from slidingpolicy.pricing.queue import Fill
+from slidingpolicy.pricing.split import exact_split, ternary_split, window_split
+from slidingpolicy.records.config import SlidingConfig
 
 
 @attrs.frozen(slots=True)

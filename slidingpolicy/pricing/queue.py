@@ -23,9 +23,9 @@ from collections.abc import Sequence
 import attrs
 import numpy as np
 
-from slidingpolicy.predictor.features import DECODE, MIXED, PREFILL, FloatArray, IntArray
-from slidingpolicy.predictor.model import LatencyPredictor
-from slidingpolicy.request import Request
+from slidingpolicy.pricing.features import DECODE, MIXED, PREFILL, FloatArray, IntArray
+from slidingpolicy.pricing.model import LatencyPredictor
+from slidingpolicy.records.request import Request
 
 
 @attrs.frozen(slots=True)

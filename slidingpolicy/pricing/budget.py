@@ -15,9 +15,9 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections.abc import Sequence
 
-from slidingpolicy.fill import Fill, Piece
-from slidingpolicy.predictor.model import LatencyPredictor
-from slidingpolicy.request import Request
+from slidingpolicy.pricing.model import LatencyPredictor
+from slidingpolicy.pricing.queue import Fill, Piece
+from slidingpolicy.records.request import Request
 
 
 def largest_within(piece: Piece, lo: int, hi: int, target: float) -> int:

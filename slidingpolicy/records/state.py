@@ -6,7 +6,7 @@ import attrs
 
 from slidingpolicy import _validate
 from slidingpolicy.errors import InvalidRecordError
-from slidingpolicy.request import Request
+from slidingpolicy.records.request import Request
 
 
 def _requests(value: object) -> tuple[Request, ...]:

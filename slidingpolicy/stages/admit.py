@@ -6,11 +6,11 @@ from collections.abc import Sequence
 
 import attrs
 
-from slidingpolicy.fill import greedy_fill
-from slidingpolicy.plan import Allocation
-from slidingpolicy.request import Request
-from slidingpolicy.sorter import fcfs_key
-from slidingpolicy.state import SchedulerState
+from slidingpolicy.pricing.queue import greedy_fill
+from slidingpolicy.records.plan import Allocation
+from slidingpolicy.records.request import Request
+from slidingpolicy.records.state import SchedulerState
+from slidingpolicy.stages.order import fcfs_key
 
 
 @attrs.frozen(slots=True)

@@ -13,7 +13,7 @@ from slidingpolicy import _validate
 from slidingpolicy._arrays import read_only
 from slidingpolicy._io import parse_json, read_text, write_text
 from slidingpolicy.errors import InvalidRecordError, PredictorFormatError
-from slidingpolicy.predictor.features import (
+from slidingpolicy.pricing.features import (
     NUM_FEATURES,
     SCENARIOS,
     FloatArray,

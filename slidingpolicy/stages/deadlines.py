@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from slidingpolicy.request import Request
+from slidingpolicy.records.request import Request
 
 
 def safe_decodes(decodes: Sequence[Request], now: float) -> list[Request]:

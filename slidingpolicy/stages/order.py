@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from slidingpolicy.config import SlidingConfig
-from slidingpolicy.request import Request
-from slidingpolicy.state import SchedulerState
+from slidingpolicy.records.config import SlidingConfig
+from slidingpolicy.records.request import Request
+from slidingpolicy.records.state import SchedulerState
 
 MlpsKey = tuple[int, int, int, float, float, str]
 

@@ -12,8 +12,8 @@ from pathlib import Path
 import numpy as np
 
 from slidingpolicy.hardware import HardwareModel, build_hardware
-from slidingpolicy.predictor.fit import Sample, fit_predictor
-from slidingpolicy.predictor.model import LatencyPredictor
+from slidingpolicy.pricing.fit import Sample, fit_predictor
+from slidingpolicy.pricing.model import LatencyPredictor
 
 DEFAULT_SAMPLES = 4000
 DEFAULT_SEED = 20260605
@@ -92,7 +92,7 @@ def profile(hardware: HardwareModel, samples: int, seed: int) -> list[Sample]:
 
 
 def _defaults() -> Path:
-    return Path(str(resources.files("slidingpolicy.predictor") / "defaults"))
+    return Path(str(resources.files("slidingpolicy.engine") / "predictors"))
 
 
 def make_default(gpu: str, model: str, tp: int, samples: int = DEFAULT_SAMPLES) -> LatencyPredictor:

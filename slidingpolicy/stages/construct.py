@@ -6,10 +6,10 @@ from collections.abc import Sequence
 
 import attrs
 
-from slidingpolicy.budget import fill_budget
-from slidingpolicy.fill import Fill
-from slidingpolicy.knapsack import knapsack, max_count
-from slidingpolicy.request import Request
+from slidingpolicy.pricing.budget import fill_budget
+from slidingpolicy.pricing.queue import Fill
+from slidingpolicy.records.request import Request
+from slidingpolicy.stages.knapsack import knapsack, max_count
 
 
 @attrs.frozen(slots=True)

@@ -21,7 +21,7 @@ import numpy as np
 from slidingpolicy import _validate
 from slidingpolicy._arrays import read_only
 from slidingpolicy.errors import InvalidRecordError
-from slidingpolicy.predictor.features import (
+from slidingpolicy.pricing.features import (
     DECODE,
     MIXED,
     NUM_FEATURES,
@@ -31,7 +31,7 @@ from slidingpolicy.predictor.features import (
     IntArray,
     batch_features,
 )
-from slidingpolicy.predictor.model import LatencyPredictor, LinearModel
+from slidingpolicy.pricing.model import LatencyPredictor, LinearModel
 
 WIDTH = NUM_FEATURES + 1
 

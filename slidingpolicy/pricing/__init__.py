@@ -1,7 +1,7 @@
-"""The batch latency predictor of §4.1: features, linear models, calibration."""
+"""Pricing batches (§4.1): features, linear models, their fit, the priced queue, the split."""
 
-from slidingpolicy.predictor.features import DECODE, MIXED, PREFILL, SCENARIOS, batch_features
-from slidingpolicy.predictor.fit import (
+from slidingpolicy.pricing.features import DECODE, MIXED, PREFILL, SCENARIOS, batch_features
+from slidingpolicy.pricing.fit import (
     FitReport,
     PredictorStats,
     Sample,
@@ -12,7 +12,7 @@ from slidingpolicy.predictor.fit import (
     held_out_ratios,
     solve,
 )
-from slidingpolicy.predictor.model import LatencyPredictor, LinearModel
+from slidingpolicy.pricing.model import LatencyPredictor, LinearModel
 
 __all__ = [
     "DECODE",

@@ -6,8 +6,8 @@ from collections.abc import Sequence
 
 import attrs
 
-from slidingpolicy.fill import Fill
-from slidingpolicy.request import Request
+from slidingpolicy.pricing.queue import Fill
+from slidingpolicy.records.request import Request
 
 
 @attrs.frozen(slots=True)

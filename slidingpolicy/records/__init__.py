@@ -1,0 +1,17 @@
+"""The records a policy reads and writes: requests, the scheduler's snapshot, plans, config."""
+
+from slidingpolicy.records.config import SlidingConfig
+from slidingpolicy.records.plan import Allocation, BatchPlan, Diagnostics, PlanPath
+from slidingpolicy.records.request import Phase, Request
+from slidingpolicy.records.state import SchedulerState
+
+__all__ = [
+    "Allocation",
+    "BatchPlan",
+    "Diagnostics",
+    "Phase",
+    "PlanPath",
+    "Request",
+    "SchedulerState",
+    "SlidingConfig",
+]

@@ -1,0 +1,1 @@
+"""The stages of a plan: admit decodes, order the queue, check violations, chunk, construct."""

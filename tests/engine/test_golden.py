@@ -5,6 +5,12 @@ change to any plan of any policy changes it.
 
 Regenerate only for a change that is meant to move results, and say so in its commit:
     .venv/bin/python -m tests.engine.test_golden
+
+An online refit solves small least-squares problems through LAPACK, whose last bits depend on
+the CPU kernel OpenBLAS picks (AVX2 and AVX-512 round differently), and one ulp can move a
+plan. So the refit cases are pinned per fingerprint of this machine's linear algebra (the
+exact coefficients of one fixed refit); on a machine whose fingerprint has none recorded,
+they skip and say which fingerprint to record.
 """
 
 from __future__ import annotations
@@ -17,11 +23,12 @@ import numpy as np
 import pytest
 
 from slidingpolicy import by_name
+from slidingpolicy.engine.profiling import default_predictor
 from slidingpolicy.engine.simulator import EngineOptions, simulate
 from slidingpolicy.hardware import default_hardware
 from slidingpolicy.policies import names
 from slidingpolicy.policies.labels import parse_label
-from slidingpolicy.engine.profiling import default_predictor
+from slidingpolicy.pricing.fit import Sample, accumulate, solve
 from slidingpolicy.workloads import Poisson, make_workload
 
 Case = tuple[str, str, float, int | None, int, float]
@@ -55,7 +62,6 @@ DIGESTS: dict[Case, str] = {
     ("slidingserve[window=3]", "mixed-v1", 2.5, None, 11, 1.0): "f7bd98a49ffd84e289cc",
     ("slidingserve[split_search=ternary]", "mixed-v1", 2.5, None, 11, 1.0): "cce28706eadd8a1b2d67",
     ("slidingserve[latency_margin=1.0]", "mixed-v1", 2.5, None, 11, 1.0): "257a4567317cb9d8c9db",
-    ("slidingserve+[refit_every=40]", "mixed-v1", 2.5, None, 11, 1.0): "d155ba149289a1e1f0e0",
     (
         "sarathi-edf+sc[window=1,max_batch_tokens=512]",
         "mixed-v1",
@@ -76,7 +82,6 @@ DIGESTS: dict[Case, str] = {
     ("slidingserve[window=3]", "mixed-v1", 2.0, 30000, 12, 1.0): "7cc9b9ba54cbea5fe7f5",
     ("slidingserve[split_search=ternary]", "mixed-v1", 2.0, 30000, 12, 1.0): "985a1d08043aea5b7c6d",
     ("slidingserve[latency_margin=1.0]", "mixed-v1", 2.0, 30000, 12, 1.0): "5d3616a45a4787fabfa0",
-    ("slidingserve+[refit_every=40]", "mixed-v1", 2.0, 30000, 12, 1.0): "247416284c1f9f025af1",
     (
         "sarathi-edf+sc[window=1,max_batch_tokens=512]",
         "mixed-v1",
@@ -95,6 +100,23 @@ DIGESTS: dict[Case, str] = {
     ("slidingserve+", "mixed-v1", 2.0, None, 15, 0.3): "f946353cc7da0346b843",
     ("greedy", "mixed-v1", 2.0, None, 15, 0.3): "e39dd7648b67afc581f3",
 }
+
+
+def linear_algebra_fingerprint() -> str:
+    """sha256 of the exact coefficients one fixed online refit gives on this machine."""
+    rng = np.random.default_rng(0)
+    prior = default_predictor()
+    samples = []
+    for _ in range(300):
+        width = int(rng.integers(1, 9))
+        chunks = [1 if rng.random() < 0.7 else int(rng.integers(1, 600)) for _ in range(width)]
+        contexts = [int(rng.integers(0, 4000)) for _ in range(width)]
+        sample = Sample(chunks, contexts, 0.0)
+        x, scenario = sample.features()
+        latency = 1.3 * prior.predict_features(x, scenario) + float(rng.normal(0.0, 1e-3))
+        samples.append(Sample(chunks, contexts, max(latency, 0.0)))
+    fitted = solve(accumulate(samples), prior=prior, prior_weight=200.0)
+    return hashlib.sha256(fitted.coefficients.tobytes()).hexdigest()[:20]
 
 
 def digest(case: Case) -> str:
@@ -125,11 +147,31 @@ def digest(case: Case) -> str:
     return hasher.hexdigest()[:20]
 
 
+REFIT_DIGESTS: dict[str, dict[Case, str]] = {
+    "f9dcd0b5954c453c73e9": {
+        ("slidingserve+[refit_every=40]", "mixed-v1", 2.5, None, 11, 1.0): "64fdfc7178bac7425675",
+        ("slidingserve+[refit_every=40]", "mixed-v1", 2.0, 30000, 12, 1.0): "8ae390fd97cda2bc7a33",
+    },
+}
+"""Digests of the cases that refit online, per `linear_algebra_fingerprint` (module docstring)."""
+
+
+def refits(case: Case) -> bool:
+    return "refit_every" in case[0]
+
+
 @pytest.mark.parametrize("case", CASES, ids=lambda c: f"{c[0]}-{c[1]}")
 def test_a_golden_run_gives_what_it_gave(case: Case) -> None:
-    assert digest(case) == DIGESTS[case]
+    if refits(case):
+        fingerprint = linear_algebra_fingerprint()
+        if fingerprint not in REFIT_DIGESTS:
+            pytest.skip(f"no refit digests recorded for linear-algebra fingerprint {fingerprint}")
+        assert digest(case) == REFIT_DIGESTS[fingerprint][case]
+    else:
+        assert digest(case) == DIGESTS[case]
 
 
 if __name__ == "__main__":
+    print(f"    {linear_algebra_fingerprint()!r}")
     for case in CASES:
         print(f"    {case!r}: {digest(case)!r},")

@@ -61,12 +61,14 @@ def test_latencies_a_scaled_prior_explains_are_refit_to_that_scaled_prior(
     probe: list[tuple[int, int]],
 ) -> None:
     """On a machine `factor` times as slow as calibrated, the refit predicts `factor` × the
-    prior on every batch, seen or not, however few batches it saw (and the prior itself
-    with none), with the prior's margin."""
+    prior on every batch, seen or not, however few batches it saw, with the prior's margin;
+    and the prior itself when what it saw carries no scale (no batch, or only batches the
+    prior prices at 0, where every factor explains the data)."""
     truth = prior.scaled(factor)
     refit = solve(accumulate(_samples(truth, observed)), prior=prior, prior_weight=200.0)
     assert refit.margin == prior.margin
-    expected = prior if not observed else truth
+    informative = any(p > 0.0 for p in _predictions(prior, observed))
+    expected = truth if informative else prior
     for got, want in zip(
         _predictions(refit, [*observed, probe]),
         _predictions(expected, [*observed, probe]),

@@ -1,4 +1,4 @@
-"""Oracles for TimeToBudget: linear scans over b, by Fill.price and by explicit batches."""
+"""Oracles for TimeToBudget: linear scans over b, by PricedQueue.price and by explicit batches."""
 
 from __future__ import annotations
 
@@ -8,13 +8,13 @@ import attrs
 import numpy as np
 
 from slidingpolicy.pricing.model import LatencyPredictor
-from slidingpolicy.pricing.queue import Fill
+from slidingpolicy.pricing.queue import PricedQueue
 
 TOLERANCE = 1e-12
 """Seconds: T̂ computed from prefix sums and from an explicit batch may differ by rounding."""
 
 
-def scan_price(fill: Fill, target: float, limit: int) -> int:
+def scan_price(fill: PricedQueue, target: float, limit: int) -> int:
     """The largest b in [0, min(limit, Σr)] with fill.price(0, b) ≤ target, else 0."""
     top = min(limit, fill.total)
     return next((b for b in range(top, -1, -1) if fill.price(0, b) <= target), 0)

@@ -8,7 +8,7 @@ import attrs
 from hypothesis import strategies as st
 
 from slidingpolicy.pricing.model import LatencyPredictor
-from slidingpolicy.pricing.queue import Fill
+from slidingpolicy.pricing.queue import PricedQueue
 from tests.strategies import predictors
 
 
@@ -25,9 +25,11 @@ class FillCase:
     remaining: tuple[int, ...] = attrs.field(converter=_ints)
     contexts: tuple[int, ...] = attrs.field(converter=_ints)
 
-    def fill(self) -> Fill:
-        """The Fill of this queue beside these decodes."""
-        return Fill(self.predictor, self.decode_contexts, self.remaining, self.contexts)
+    def fill(self) -> PricedQueue:
+        """This queue, priced beside these decodes."""
+        return PricedQueue.of_lengths(
+            self.predictor, self.decode_contexts, self.remaining, self.contexts
+        )
 
     @property
     def total(self) -> int:

@@ -20,7 +20,7 @@ from proofs.budget_oracle import scan_price
 from proofs.lex import NEAR, Rank, Ranks, subsets
 from proofs.milp import cp, lexicographic, solution
 from slidingpolicy.pricing.model import LatencyPredictor
-from slidingpolicy.pricing.queue import Fill
+from slidingpolicy.pricing.queue import PricedQueue
 from slidingpolicy.records.request import Request
 from slidingpolicy.stages.construct import values
 
@@ -59,7 +59,7 @@ def explicit_latency(
 def feasible_anchors(
     predictor: LatencyPredictor,
     decode_contexts: Sequence[int],
-    queue: Fill,
+    queue: PricedQueue,
     members: Sequence[Request],
     risky: Sequence[Request],
     now: float,

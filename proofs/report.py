@@ -64,7 +64,7 @@ def claims() -> tuple[Claim, ...]:
         Claim(
             "test_fill_budget_equals_linear_scan_of_price",
             "`fill_budget` = largest b ≤ limit with T̂(b) ≤ target",
-            "linear scan of `Fill.price(0, b)` (exact)",
+            "linear scan of `PricedQueue.price(0, b)` (exact)",
             f"{test_budget.PRICE_CASES}",
         ),
         Claim(

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import attrs
 
-from slidingpolicy.pricing.queue import Fill
+from slidingpolicy.pricing.queue import PricedQueue
 from slidingpolicy.pricing.split import two_step_cost
 
 TOLERANCE = 1e-12
-"""Seconds: the split prices candidates by closed forms, the scan by Fill.price."""
+"""Seconds: the split prices candidates by closed forms, the scan by PricedQueue.price."""
 
 
 @attrs.frozen(slots=True)
@@ -26,12 +26,12 @@ def split_range(budget_sum: int, cap: int) -> range:
     return range(max(0, budget_sum - cap), min(budget_sum, cap) + 1)
 
 
-def feasible(fill: Fill, b: int, deadline: float, tolerance: float = 0.0) -> bool:
+def feasible(fill: PricedQueue, b: int, deadline: float, tolerance: float = 0.0) -> bool:
     """b = 0 always; otherwise T̂₁(b) ≤ deadline."""
     return b == 0 or fill.price(0, b) <= deadline + tolerance
 
 
-def scan_split(fill: Fill, budget_sum: int, cap: int, deadline: float) -> Split:
+def scan_split(fill: PricedQueue, budget_sum: int, cap: int, deadline: float) -> Split:
     """The feasible b in range minimizing two_step_cost (ties to the larger b), or else the
     largest feasible b below the range."""
     best: Split | None = None
@@ -47,7 +47,9 @@ def scan_split(fill: Fill, budget_sum: int, cap: int, deadline: float) -> Split:
     return Split(b, two_step_cost(fill, b, budget_sum), False)
 
 
-def judge_split(fill: Fill, found: int, budget_sum: int, cap: int, deadline: float) -> str | None:
+def judge_split(
+    fill: PricedQueue, found: int, budget_sum: int, cap: int, deadline: float
+) -> str | None:
     """None when `found` is as good as the scan's answer, else what differs."""
     oracle = scan_split(fill, budget_sum, cap, deadline)
     if not oracle.in_range:

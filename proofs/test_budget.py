@@ -31,7 +31,7 @@ def problems(draw: st.DrawFn, max_requests: int = 6) -> tuple[FillCase, int, flo
 @settings(max_examples=PRICE_CASES, deadline=None)
 @given(problems())
 def test_fill_budget_equals_linear_scan_of_price(problem: tuple[FillCase, int, float]) -> None:
-    """400 generated cases: fill_budget equals the scan over b of Fill.price(0, b), exactly
+    """400 generated cases: fill_budget equals the scan over b of PricedQueue.price(0, b), exactly
     (same arithmetic, so no tolerance)."""
     case, limit, target = problem
     fill = case.fill()

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from proofs import constructor_oracle as oracle
 from proofs.lex import Rank, judge
 from slidingpolicy.pricing.model import LatencyPredictor
-from slidingpolicy.pricing.queue import Fill
+from slidingpolicy.pricing.queue import PricedQueue
 from slidingpolicy.records.request import Request
 from slidingpolicy.stages.check import check_violations
 from slidingpolicy.stages.construct import Construction, build_for_anchor, construct_batch
@@ -36,9 +36,9 @@ class Case:
     t_cur: float | None
     cap: int
 
-    def base(self) -> Fill:
+    def base(self) -> PricedQueue:
         """The candidate queue's fill beside the decodes, as SlidingServe passes it."""
-        return Fill(
+        return PricedQueue.of_lengths(
             self.predictor,
             self.decode_contexts,
             [q.remaining_prefill for q in self.queue],
@@ -63,12 +63,16 @@ def cases(draw: st.DrawFn, max_requests: int = 7) -> Case:
     contexts = draw(st.lists(st.integers(0, 3000), min_size=n, max_size=n))
     total = sum(remaining)
     cap = draw(st.one_of(st.integers(1, total), st.integers(1, 4096)))
-    raw = Fill(predictor, [d.context_tokens for d in decodes], remaining, contexts)
+    raw = PricedQueue.of_lengths(
+        predictor, [d.context_tokens for d in decodes], remaining, contexts
+    )
     full = max(raw.price(0, min(cap, total)), 1e-6)
     kind = st.sampled_from(["late", "risky", "risky", "risky", "safe"])
     queue = []
     for i, (r, u) in enumerate(zip(remaining, contexts, strict=True)):
-        alone = Fill(predictor, [d.context_tokens for d in decodes], [r], [u]).price(0, r)
+        alone = PricedQueue.of_lengths(
+            predictor, [d.context_tokens for d in decodes], [r], [u]
+        ).price(0, r)
         slack = {
             "late": -draw(st.floats(0.0, 0.5)) * full,
             "risky": alone + draw(st.floats(0.001, 0.999)) * max(full - alone, 0.0),
@@ -76,7 +80,7 @@ def cases(draw: st.DrawFn, max_requests: int = 7) -> Case:
         }[draw(kind)]
         slack = min(slack, 9.0)
         queue.append(Request(f"q{i}", NOW + slack - TTFT, u + r, u, 0, TTFT, 1.0))
-    fill = Fill.of(predictor, decodes, queue)
+    fill = PricedQueue.of(predictor, decodes, queue)
     candidate = check_violations(fill, queue, cap, NOW)
     assume(candidate.risky)
     t_cur = draw(st.one_of(st.none(), st.floats(0.5, 2.0).map(lambda f: f * full)))

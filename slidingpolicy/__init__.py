@@ -11,7 +11,14 @@ from slidingpolicy.errors import (
     UnknownNameError,
 )
 from slidingpolicy.invariants import Violation, check_plan
-from slidingpolicy.policies import SlidingServe, SlidingState, by_name, names
+from slidingpolicy.policies import (
+    Online,
+    OnlineConfig,
+    SlidingServe,
+    SlidingState,
+    by_name,
+    names,
+)
 from slidingpolicy.policy import Policy
 from slidingpolicy.pricing import LatencyPredictor, LinearModel
 from slidingpolicy.pricing.budget import time_to_budget
@@ -30,6 +37,8 @@ __all__ = [
     "InvalidRecordError",
     "LatencyPredictor",
     "LinearModel",
+    "Online",
+    "OnlineConfig",
     "Phase",
     "PlanPath",
     "Policy",

@@ -14,11 +14,12 @@ import attrs
 from slidingpolicy import _validate
 from slidingpolicy.errors import InvalidRecordError
 from slidingpolicy.pricing.model import LatencyPredictor
-from slidingpolicy.pricing.queue import Fill
+from slidingpolicy.pricing.queue import PricedQueue
 from slidingpolicy.records.plan import BatchPlan, PlanPath
 from slidingpolicy.records.request import Request
 from slidingpolicy.records.state import SchedulerState
-from slidingpolicy.stages.admit import Admission, admit, greedy_allocations
+from slidingpolicy.stages.admit import admit
+from slidingpolicy.stages.assemble import greedy_plan
 
 QueueKey = Callable[[Request], Any]
 """A sort key over prefill candidates; smaller runs first."""
@@ -27,26 +28,6 @@ QueueKey = Callable[[Request], Any]
 @attrs.frozen(slots=True)
 class Stateless:
     """The policy state of a baseline that remembers nothing between iterations."""
-
-
-def fill_plan(
-    fill: Fill, admission: Admission, queue: Sequence[Request], budget: int, path: str
-) -> BatchPlan:
-    """The admitted decodes plus a greedy fill of up to `budget` prefill tokens down `queue`.
-
-    `fill` prices `queue` beside the admitted decodes and reaches at least the admission's
-    prefill cap. The budget is cut to that cap and to the queue's tokens; the plan's predicted
-    latency is the predictor's T̂ of the batch. An empty batch is the "idle" path.
-    """
-    budget = max(0, min(budget, admission.prefill_cap, fill.total))
-    return BatchPlan(
-        allocations=greedy_allocations(admission.decodes, queue[: fill.pieces], budget),
-        path=path if admission.decodes or budget else PlanPath.IDLE,
-        prefill_budget=budget,
-        predicted_latency=fill.price(0, budget),
-        preempted=admission.preempted,
-        deferred=admission.deferred,
-    )
 
 
 @attrs.frozen(slots=True)
@@ -76,8 +57,8 @@ class FixedBudget:
         _validate.instance(f"policy {self.name!r}", "state", state, SchedulerState)
         admission = admit(state, self.token_budget)
         queue = sorted(state.prefill_candidates, key=self.key)
-        fill = Fill.of(self.predictor, admission.decodes, queue, reach=admission.prefill_cap)
-        return fill_plan(fill, admission, queue, admission.prefill_cap, self.name), pstate
+        fill = PricedQueue.of(self.predictor, admission.decodes, queue, reach=admission.prefill_cap)
+        return greedy_plan(fill, admission, queue, admission.prefill_cap, self.name), pstate
 
     def observe(
         self, pstate: Stateless, state: SchedulerState, plan: BatchPlan, latency: float

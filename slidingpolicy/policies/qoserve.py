@@ -68,13 +68,13 @@ import attrs
 
 from slidingpolicy import _validate
 from slidingpolicy.errors import InvalidRecordError
-from slidingpolicy.policies.fixed_budget import fill_plan
 from slidingpolicy.pricing.model import LatencyPredictor
-from slidingpolicy.pricing.queue import Fill
+from slidingpolicy.pricing.queue import PricedQueue
 from slidingpolicy.records.plan import BatchPlan
 from slidingpolicy.records.request import Request
 from slidingpolicy.records.state import SchedulerState
 from slidingpolicy.stages.admit import admit
+from slidingpolicy.stages.assemble import greedy_plan
 
 NAME = "qoserve"
 MENU = (128, 256, 512, 768, 1024, 1280, 1536, 1792, 2048)
@@ -158,7 +158,7 @@ def hybrid_key(
 
 
 def dynamic_chunk(
-    fill: Fill, decodes: Sequence[Request], now: float, cap: int, config: QoServeConfig
+    fill: PricedQueue, decodes: Sequence[Request], now: float, cap: int, config: QoServeConfig
 ) -> int:
     """N: the largest menu entry with safety·T̂(N) ≤ min decode slack (see the module doc)."""
     menu = config.menu
@@ -208,9 +208,9 @@ class QoServe:
         queue = sorted(state.prefill_candidates, key=lambda r: hybrid_key(r, relegated, kappa))
         admission = admit(state, self.token_budget)
         cap = admission.prefill_cap
-        fill = Fill.of(self.predictor, admission.decodes, queue, reach=cap)
+        fill = PricedQueue.of(self.predictor, admission.decodes, queue, reach=cap)
         total = dynamic_chunk(fill, admission.decodes, now, cap, self.config)
-        plan = fill_plan(fill, admission, queue, total - len(admission.decodes), self.name)
+        plan = greedy_plan(fill, admission, queue, total - len(admission.decodes), self.name)
         return plan, attrs.evolve(pstate, relegated=tuple(sorted(relegated)))
 
     def observe(

@@ -10,6 +10,8 @@ from typing import Any
 import attrs
 
 from slidingpolicy.errors import InvalidRecordError, UnknownNameError
+from slidingpolicy.policies.online import OPTIONS as ONLINE_OPTIONS
+from slidingpolicy.policies.online import online
 from slidingpolicy.policies.qoserve import QoServe, QoServeConfig
 from slidingpolicy.policies.sarathi import sarathi
 from slidingpolicy.policies.sarathi_edf import sarathi_edf
@@ -72,6 +74,9 @@ def summary(name: str) -> str:
 def by_name(name: str, predictor: LatencyPredictor, **options: Any) -> Policy[Any]:
     """The policy registered as `name`, over `predictor`, with its keyword `options`.
 
+    Every policy also takes the options of `online.OnlineConfig` (`refit_every`,
+    `forgetting`, `prior_weight`): with `refit_every`, it learns its predictor online.
+
     Raises `UnknownNameError` (listing the known names) for an unknown name, and
     `InvalidRecordError` naming the option for an option the policy does not take or a
     value it cannot hold.
@@ -86,9 +91,11 @@ def by_name(name: str, predictor: LatencyPredictor, **options: Any) -> Policy[An
             f"must be a LatencyPredictor, got {type(predictor).__name__}",
         )
     for option in options:
-        if option not in entry.options:
-            accepted = ", ".join(entry.options) or "none"
+        if option not in entry.options and option not in ONLINE_OPTIONS:
+            accepted = ", ".join((*entry.options, *ONLINE_OPTIONS))
             raise InvalidRecordError(
                 f"policy {name!r}", option, f"is not one of its options ({accepted})"
             )
-    return entry.build(predictor, **options)
+    learning = {k: v for k, v in options.items() if k in ONLINE_OPTIONS}
+    policy = entry.build(predictor, **{k: v for k, v in options.items() if k not in learning})
+    return online(policy, **learning)

@@ -16,7 +16,7 @@ from bisect import bisect_right
 from collections.abc import Sequence
 
 from slidingpolicy.pricing.model import LatencyPredictor
-from slidingpolicy.pricing.queue import Fill, Piece
+from slidingpolicy.pricing.queue import Piece, PricedQueue
 from slidingpolicy.records.request import Request
 
 
@@ -25,15 +25,17 @@ def largest_within(piece: Piece, lo: int, hi: int, target: float) -> int:
     return lo + bisect_right(range(lo, hi + 1), target, key=piece) - 1
 
 
-def _is_exception(fill: Fill, b: int) -> bool:
+def _is_exception(fill: PricedQueue, b: int) -> bool:
     """True when the fill of b tokens ends with a 1-token chunk of a longer remainder."""
     if b <= 0:
         return False
-    k = fill.piece_of(b)
-    return b - fill.cum[k] == 1 and fill.remaining[k] >= 2
+    k = fill.request_at(b)
+    return b - fill.starts[k] == 1 and fill.remaining[k] >= 2
 
 
-def _segments(fill: Fill, limit: int) -> tuple[list[tuple[int, int]], tuple[int, int] | None]:
+def _segments(
+    fill: PricedQueue, limit: int
+) -> tuple[list[tuple[int, int]], tuple[int, int] | None]:
     """Scenario segments of [0, limit] in increasing order, and the pure-prefill one if any.
 
     Decode-only fills come first (up to the first chunk ≥ 2), then, only when no decode is
@@ -42,13 +44,13 @@ def _segments(fill: Fill, limit: int) -> tuple[list[tuple[int, int]], tuple[int,
     first_p = next((k for k, r in enumerate(fill.remaining) if r >= 2), None)
     if first_p is None:
         return [(0, limit)], None
-    start = fill.cum[first_p] + 2
+    start = fill.starts[first_p] + 2
     segments = [(0, min(start - 1, limit))]
     prefill: tuple[int, int] | None = None
-    if fill.num_decode == 0 and fill.n1[first_p] == 0:
-        ones = (k for k in range(first_p + 1, fill.pieces) if fill.remaining[k] == 1)
+    if fill.decodes == 0 and fill.wholes[first_p][3] == 0:
+        ones = (k for k in range(first_p + 1, fill.count) if fill.remaining[k] == 1)
         one = next(ones, None)
-        switch = limit + 1 if one is None else fill.cum[one] + 1
+        switch = limit + 1 if one is None else fill.starts[one] + 1
         prefill = (start, min(switch - 1, limit))
         segments.append(prefill)
         start = switch
@@ -56,20 +58,20 @@ def _segments(fill: Fill, limit: int) -> tuple[list[tuple[int, int]], tuple[int,
     return [(lo, hi) for lo, hi in segments if lo <= hi], prefill
 
 
-def _segment_top(fill: Fill, lo: int, hi: int, target: float) -> int:
+def _segment_top(fill: PricedQueue, lo: int, hi: int, target: float) -> int:
     """The largest non-exception b in [lo, hi] with T̂(b) ≤ target (T̂ monotone there), or −1.
 
     Bisects the piece ends in the segment first, then the chunk inside the next piece by its
     closed form (chunks ≥ 2 only: the 1-token chunk is the exception point).
     """
-    cum = fill.cum
+    cum = fill.starts
     ends = [lo, *cum[bisect_right(cum, lo) : bisect_right(cum, hi)]]
     count = bisect_right(ends, target, key=fill.prefix)
     if count == 0:
         return -1
     base = ends[count - 1]
     k = bisect_right(cum, base) - 1
-    if k >= fill.pieces:
+    if k >= fill.count:
         return base
     if base - cum[k] >= 2 and base < cum[k] + fill.remaining[k]:
         return _within_piece(fill, k, base, hi, target)
@@ -80,11 +82,11 @@ def _segment_top(fill: Fill, lo: int, hi: int, target: float) -> int:
     return found if found >= start else base
 
 
-def _within_piece(fill: Fill, k: int, start: int, hi: int, target: float) -> int:
+def _within_piece(fill: PricedQueue, k: int, start: int, hi: int, target: float) -> int:
     """The largest b in [start, min(hi, cum[k+1])] inside piece k (chunk ≥ 2) within target."""
-    cum = fill.cum[k]
+    cum = fill.starts[k]
     top = min(hi, cum + fill.remaining[k]) - cum
-    found = cum + largest_within(fill.first(k), start - cum, top, target)
+    found = cum + largest_within(fill.closing_chunk(k), start - cum, top, target)
     while found >= start and fill.prefix(found) > target:
         found -= 1
     while found + 1 <= cum + top and fill.prefix(found + 1) <= target:
@@ -92,7 +94,7 @@ def _within_piece(fill: Fill, k: int, start: int, hi: int, target: float) -> int
     return found
 
 
-def fill_budget(fill: Fill, target: float, limit: int) -> int:
+def fill_budget(fill: PricedQueue, target: float, limit: int) -> int:
     """The largest b ≤ limit with T̂(decodes + greedy fill of b tokens) ≤ target, else 0."""
     limit = min(limit, fill.total)
     if fill.prefix(limit) <= target:
@@ -107,8 +109,8 @@ def fill_budget(fill: Fill, target: float, limit: int) -> int:
     if best + 1 <= limit and _is_exception(fill, best + 1) and fill.prefix(best + 1) <= target:
         best += 1
     if prefill is not None:
-        for k in range(fill.pieces):
-            b = fill.cum[k] + 1
+        for k in range(fill.count):
+            b = fill.starts[k] + 1
             if best < b <= prefill[1] and fill.remaining[k] >= 2 and fill.prefix(b) <= target:
                 best = b
     return max(best, 0)
@@ -123,4 +125,4 @@ def time_to_budget(
 ) -> int:
     """The largest b ≤ limit such that all decodes plus a greedy fill of b prefill tokens from
     the ordered queue have predicted latency ≤ target; 0 when no b fits."""
-    return fill_budget(Fill.of(predictor, decodes, queue), target, limit)
+    return fill_budget(PricedQueue.of(predictor, decodes, queue), target, limit)

@@ -1,6 +1,19 @@
-"""The seven batch features and the scenario of a batch (eq. 4–5)."""
+"""The seven batch features and the scenario of a batch (eq. 4–5): the one place they are written.
+
+A batch is a list of chunks (c_i, u_i): c_i tokens of request i run on top of u_i cached ones.
+D = {c ≤ 1} are its decodes, P = {c ≥ 2} its prefill chunks (eq. 4), and
+
+    x1 = Σ_P c(u+c), x2 = Σ_P c², x3 = Σ u, x4 = |D|, x5 = Σ_D u, x6 = Σ_P c, x7 = max_P c.
+
+Every price in the library is a linear model over these (eq. 6), reached through one of three
+views of the same sums: `add_chunks` (scalars, chunk by chunk), `chunk_terms` (arrays of
+chunks at once, for exhaustive scans), and the polynomial in one chunk's size that
+`queue.PricedQueue` prices in closed form.
+"""
 
 from __future__ import annotations
+
+from collections.abc import Iterable
 
 import numpy as np
 from numpy.typing import NDArray
@@ -12,6 +25,11 @@ NUM_FEATURES = 7
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
 
+Terms = tuple[int, int, int, int, int, int, int]
+"""x1..x7 of a batch, as exact integers."""
+
+EMPTY: Terms = (0, 0, 0, 0, 0, 0, 0)
+
 
 def scenario_of(num_decode: int, num_prefill: int) -> int:
     """Pure decode when P is empty, pure prefill when D is empty, mixed otherwise (eq. 5)."""
@@ -20,25 +38,48 @@ def scenario_of(num_decode: int, num_prefill: int) -> int:
     return PREFILL if num_decode == 0 else MIXED
 
 
-def batch_features(chunks: IntArray, contexts: IntArray) -> tuple[FloatArray, int]:
-    """x1..x7 of a batch of (c_i, u_i) with D = {c ≤ 1}, P = {c > 1} (eq. 4), and its scenario.
+def add_chunks(terms: Terms, chunks: Iterable[tuple[int, int]]) -> Terms:
+    """x1..x7 after adding chunks (c, u) to a batch with `terms` (eq. 4)."""
+    x1, x2, x3, x4, x5, x6, x7 = terms
+    for c, u in chunks:
+        x3 += u
+        if c >= 2:
+            x1 += c * (u + c)
+            x2 += c * c
+            x6 += c
+            x7 = max(x7, c)
+        else:
+            x4 += 1
+            x5 += u
+    return x1, x2, x3, x4, x5, x6, x7
 
-    x1 = Σ_P c(u+c), x2 = Σ_P c², x3 = Σ u, x4 = |D|, x5 = Σ_D u, x6 = Σ_P c, x7 = max_P c.
-    """
-    c = np.asarray(chunks, dtype=np.float64)
-    u = np.asarray(contexts, dtype=np.float64)
-    prefill = c > 1
-    cp, up = c[prefill], u[prefill]
-    decode_u = u[~prefill]
-    x = np.array(
-        [
-            float(cp @ (up + cp)),
-            float(cp @ cp),
-            float(u.sum()),
-            float(decode_u.size),
-            float(decode_u.sum()),
-            float(cp.sum()),
-            float(cp.max()) if cp.size else 0.0,
-        ]
+
+def decode_terms(count: int, context: int) -> Terms:
+    """x1..x7 of `count` decodes holding `context` cached tokens in all (eq. 4 with P = ∅)."""
+    return 0, 0, context, count, context, 0, 0
+
+
+def batch_features(chunks: IntArray, contexts: IntArray) -> tuple[FloatArray, int]:
+    """x1..x7 of a batch of (c_i, u_i) (eq. 4), as floats, and its scenario (eq. 5)."""
+    pairs = zip(np.asarray(chunks).tolist(), np.asarray(contexts).tolist(), strict=True)
+    x = add_chunks(EMPTY, pairs)
+    return np.array(x, dtype=np.float64), scenario_of(x[3], x[5])
+
+
+def chunk_terms(
+    chunks: IntArray, contexts: IntArray
+) -> tuple[IntArray, IntArray, IntArray, IntArray, IntArray, IntArray, IntArray]:
+    """x1..x7 that one chunk (c, u) adds, for arrays of chunks (eq. 4; c = 0 adds nothing)."""
+    prefill = chunks >= 2
+    single = chunks == 1
+    c = np.where(prefill, chunks, 0)
+    present = chunks > 0
+    return (
+        c * (contexts + c),
+        c * c,
+        np.where(present, contexts, 0),
+        single.astype(np.int64),
+        np.where(single, contexts, 0),
+        c,
+        c,
     )
-    return x, scenario_of(decode_u.size, cp.size)

@@ -14,10 +14,14 @@ from slidingpolicy._arrays import read_only
 from slidingpolicy._io import parse_json, read_text, write_text
 from slidingpolicy.errors import InvalidRecordError, PredictorFormatError
 from slidingpolicy.pricing.features import (
+    DECODE,
+    MIXED,
     NUM_FEATURES,
+    PREFILL,
     SCENARIOS,
     FloatArray,
     IntArray,
+    Terms,
     batch_features,
 )
 
@@ -97,6 +101,22 @@ class LatencyPredictor:
             return 0.0
         x, scenario = batch_features(chunks, contexts)
         return self.predict_features(x, scenario)
+
+    def price(self, terms: Terms) -> float:
+        """T̂ of a batch with features `terms` (eq. 6, its scenario by eq. 5); 0 when empty.
+
+        Scalar arithmetic in a fixed order: what every search of a plan compares.
+        """
+        x1, x2, x3, x4, x5, x6, x7 = terms
+        if x6 > 0:
+            w = self.rows[MIXED if x4 > 0 else PREFILL]
+        elif x4 > 0:
+            w = self.rows[DECODE]
+        else:
+            return 0.0
+        return (
+            w[0] + w[1] * x1 + w[2] * x2 + w[3] * x3 + w[4] * x4 + w[5] * x5 + w[6] * x6 + w[7] * x7
+        )
 
     def predict_features(self, x: FloatArray, scenario: int) -> float:
         """T̂ from a feature vector and its scenario (eq. 6)."""

@@ -8,10 +8,10 @@ from collections.abc import Callable
 import numpy as np
 
 from slidingpolicy.pricing.budget import fill_budget, largest_within
-from slidingpolicy.pricing.queue import Fill, Piece
+from slidingpolicy.pricing.queue import Piece, PricedQueue
 
 
-def two_step_cost(fill: Fill, b: int, budget_sum: int) -> float:
+def two_step_cost(fill: PricedQueue, b: int, budget_sum: int) -> float:
     """T̂₁(b) + T̂₂(B_Σ − b): this iteration runs stream [0, b), the next one [b, B_Σ)."""
     return fill.prefix(b) + fill.price(b, budget_sum, 1)
 
@@ -35,7 +35,7 @@ def _convex_candidates(now: Piece, then: Piece, whole: int, lo: int, hi: int) ->
     return {c for c in points if lo <= c <= hi}
 
 
-def exact_split(fill: Fill, budget_sum: int, cap: int, deadline: float) -> int:
+def exact_split(fill: PricedQueue, budget_sum: int, cap: int, deadline: float) -> int:
     """The b in [B_Σ − cap, min(B_Σ, cap)] with T̂₁(b) ≤ deadline minimizing two_step_cost.
 
     Two iterations run at most 2·cap tokens, so B_Σ is taken as min(B_Σ, 2·cap).
@@ -60,12 +60,12 @@ def exact_split(fill: Fill, budget_sum: int, cap: int, deadline: float) -> int:
 
     if lo_b == 0:
         consider(0, two_step_cost(fill, 0, budget_sum))
-    cum = fill.cum
-    first_piece = fill.piece_of(max(lo_b, 1))
-    for k in range(first_piece, fill.piece_of(hi_b) + 1 if hi_b > lo_b else first_piece):
+    cum = fill.starts
+    first_piece = fill.request_at(max(lo_b, 1))
+    for k in range(first_piece, fill.request_at(hi_b) + 1 if hi_b > lo_b else first_piece):
         c_lo, c_hi = max(1, lo_b - cum[k]), min(fill.remaining[k], hi_b - cum[k])
-        now = fill.first(k)
-        then, whole = fill.following(k, budget_sum)
+        now = fill.closing_chunk(k)
+        then, whole = fill.next_head(k, budget_sum)
         top = _feasible_top(fill, k, now, max(2, c_lo), c_hi, deadline)
         if c_lo == 1 and (one := fill.prefix(cum[k] + 1)) <= deadline:
             left = whole - 1
@@ -81,13 +81,13 @@ def exact_split(fill: Fill, budget_sum: int, cap: int, deadline: float) -> int:
     return best if best >= 0 else fill_budget(fill, deadline, lo_b)
 
 
-def _feasible_top(fill: Fill, k: int, now: Piece, lo: int, hi: int, deadline: float) -> int:
+def _feasible_top(fill: PricedQueue, k: int, now: Piece, lo: int, hi: int, deadline: float) -> int:
     """The largest chunk c in [lo, hi] of piece k with T̂₁ ≤ deadline (lo − 1 if none): T̂₁
     increases with c ≥ 2, so bisect the closed form, then settle ties with the exact price."""
     if hi < lo or now(hi) <= deadline:
         return hi
     top = largest_within(now, lo, hi, deadline)
-    base = fill.cum[k]
+    base = fill.starts[k]
     while top >= lo and fill.prefix(base + top) > deadline:
         top -= 1
     while top < hi and fill.prefix(base + top + 1) <= deadline:
@@ -95,7 +95,7 @@ def _feasible_top(fill: Fill, k: int, now: Piece, lo: int, hi: int, deadline: fl
     return top
 
 
-def ternary_split(fill: Fill, budget_sum: int, cap: int, deadline: float) -> int:
+def ternary_split(fill: PricedQueue, budget_sum: int, cap: int, deadline: float) -> int:
     """The paper's search (Alg. 1 line 4): integer ternary search of two_step_cost over the
     range, then clamped to the largest b at or below it that meets the deadline.
 
@@ -116,7 +116,7 @@ def ternary_split(fill: Fill, budget_sum: int, cap: int, deadline: float) -> int
     return fill_budget(fill, deadline, best)
 
 
-def window_split(fill: Fill, budget_sum: int, cap: int, deadline: float, window: int) -> int:
+def window_split(fill: PricedQueue, budget_sum: int, cap: int, deadline: float, window: int) -> int:
     """Window k > 2 (§10.5, direction 1): b minimizing T̂₁(b) plus the k − 1 later iterations
     sharing B_Σ − b equally, over every feasible b (exhaustive, vectorized)."""
     lo_b = max(0, budget_sum - (window - 1) * cap)

@@ -34,11 +34,6 @@ class SlidingConfig:
     - `urgent_first`: urgent requests (e_i = 1, eq. 14) sort before the others, as the paper
       has it; False sorts them after, as QoServe relegates requests that cannot make it.
     - `constructor`: route risky batches to BatchConstructor (§4.4); off for the ablations.
-    - `refit_every`: refit the online predictor after this many observations (None = never).
-    - `forgetting`: weight kept by old observations at each new one (1.0 = keep all).
-    - `prior_weight`: how many observations the offline predictor, scaled to the data, counts
-      for in an online refit (`fit.solve`; 0 = the data alone). 200, one refit period: from
-      the first refit on, the engine's batches weigh at least as much as the prior.
     - `latency_margin`: m ≥ 1; every predicted latency is compared with a deadline as T̂·m
       (None = the predictor's own, calibrated by `fit`; 1.0 = the paper's zero margin).
     """
@@ -53,9 +48,6 @@ class SlidingConfig:
     level_order: LevelOrder = "remaining"
     urgent_first: bool = True
     constructor: bool = True
-    refit_every: int | None = None
-    forgetting: float = 1.0
-    prior_weight: float = 200.0
     latency_margin: float | None = None
 
     def __attrs_post_init__(self) -> None:
@@ -65,16 +57,10 @@ class SlidingConfig:
         _validate.positive(record, "epsilon", self.epsilon)
         if _validate.integer(record, "window", self.window, 1) > MAX_WINDOW:
             raise InvalidRecordError(record, "window", f"={self.window} must be <= {MAX_WINDOW}")
-        if self.refit_every is not None:
-            _validate.integer(record, "refit_every", self.refit_every, 1)
-        forgetting = _validate.positive(record, "forgetting", self.forgetting)
-        _validate.non_negative(record, "prior_weight", self.prior_weight)
         if self.latency_margin is not None:
             margin = _validate.finite(record, "latency_margin", self.latency_margin)
             if margin < 1.0:
                 raise InvalidRecordError(record, "latency_margin", f"={margin} must be >= 1")
-        if forgetting > 1.0:
-            raise InvalidRecordError(record, "forgetting", f"={forgetting} must be <= 1")
         for field, allowed in (
             ("split_search", ("ternary", "exact")),
             ("order", ("mlps", "edf")),

@@ -1,13 +1,9 @@
-"""Which decodes fit this iteration, and turning token counts into allocations (invariants 2–5)."""
+"""Which decodes fit this iteration, and the tokens left for prefill (invariants 2–5)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import attrs
 
-from slidingpolicy.pricing.queue import greedy_fill
-from slidingpolicy.records.plan import Allocation
 from slidingpolicy.records.request import Request
 from slidingpolicy.records.state import SchedulerState
 from slidingpolicy.stages.order import fcfs_key
@@ -43,20 +39,3 @@ def admit(state: SchedulerState, token_budget: int) -> Admission:
         () if by_kv else left_out,
         0,
     )
-
-
-def allocations(
-    decodes: Sequence[Request], prefills: Sequence[tuple[Request, int]]
-) -> tuple[Allocation, ...]:
-    """One token per decode (invariant 2), then each prefill's chunk."""
-    batch = [Allocation(d.id, 1) for d in decodes]
-    batch += [Allocation(r.id, tokens) for r, tokens in prefills if tokens > 0]
-    return tuple(batch)
-
-
-def greedy_allocations(
-    decodes: Sequence[Request], queue: Sequence[Request], budget: int
-) -> tuple[Allocation, ...]:
-    """Decodes, then a greedy fill of `budget` prefill tokens down the ordered queue."""
-    chunks = greedy_fill([q.remaining_prefill for q in queue], budget)
-    return allocations(decodes, list(zip(queue, chunks, strict=False)))

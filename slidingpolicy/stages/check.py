@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 import attrs
 
-from slidingpolicy.pricing.queue import Fill
+from slidingpolicy.pricing.queue import PricedQueue
 from slidingpolicy.records.request import Request
 
 
@@ -20,12 +20,12 @@ class Candidate:
 
 
 def check_violations(
-    fill: Fill, queue: Sequence[Request], cap: int, now: float, margin: float = 1.0
+    fill: PricedQueue, queue: Sequence[Request], cap: int, now: float, margin: float = 1.0
 ) -> Candidate:
     """Fill `queue` up to `cap` tokens, predict T̂_full, and flag the live prefill requests of
     that batch whose TTFT slack is below it with the latency margin (0 < s_i < m·T̂_full)."""
     tokens = min(cap, fill.total)
     latency = fill.prefix(tokens)
-    members = tuple(queue[: fill.piece_of(tokens) + 1]) if tokens > 0 else ()
+    members = tuple(queue[: fill.request_at(tokens) + 1]) if tokens > 0 else ()
     risky = tuple(m for m in members if 0.0 < m.deadline - now < margin * latency)
     return Candidate(members, latency, risky)

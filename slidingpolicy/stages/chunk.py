@@ -5,7 +5,7 @@ from __future__ import annotations
 import attrs
 
 from slidingpolicy.pricing.budget import fill_budget
-from slidingpolicy.pricing.queue import Fill
+from slidingpolicy.pricing.queue import PricedQueue
 from slidingpolicy.pricing.split import exact_split, ternary_split, window_split
 from slidingpolicy.records.config import SlidingConfig
 
@@ -19,7 +19,7 @@ class ChunkDecision:
 
 
 def sliding_chunk(
-    fill: Fill, horizon: tuple[float, ...], cap: int, config: SlidingConfig
+    fill: PricedQueue, horizon: tuple[float, ...], cap: int, config: SlidingConfig
 ) -> ChunkDecision:
     """B* for this iteration.
 

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import attrs
 
 from slidingpolicy.pricing.budget import fill_budget
-from slidingpolicy.pricing.queue import Fill
+from slidingpolicy.pricing.queue import PricedQueue
 from slidingpolicy.records.request import Request
 from slidingpolicy.stages.knapsack import knapsack, max_count
 
@@ -65,7 +65,7 @@ class Anchor:
 
 
 def admit_anchor(
-    base: Fill,
+    base: PricedQueue,
     anchor: Request,
     members: Sequence[Request],
     now: float,
@@ -78,7 +78,7 @@ def admit_anchor(
     The anchor is skipped when r_a > C_a, and also when the batch of the decodes and a
     alone misses T_a, since verify-and-repair could only end there.
     """
-    if base.price_requests([(anchor.remaining_prefill, anchor.context_tokens)]) > limit:
+    if base.whole([(anchor.remaining_prefill, anchor.context_tokens)]) > limit:
         return None
     if anchor.remaining_prefill > capacity:
         return None
@@ -88,7 +88,7 @@ def admit_anchor(
     return Anchor(anchor, position, limit, capacity, tuple(pool), bound)
 
 
-def choose(base: Fill, anchor: Anchor, now: float) -> Construction | None:
+def choose(base: PricedQueue, anchor: Anchor, now: float) -> Construction | None:
     """Y_a = Y* ∪ {a}: the knapsack over S_a (eq. 18–20), verified against T_a.
 
     The lowest-value items are dropped until T̂(decodes + Y_a) ≤ T_a (verify-and-repair);
@@ -102,7 +102,7 @@ def choose(base: Fill, anchor: Anchor, now: float) -> Construction | None:
 
     def latency() -> float:
         chosen = [request, *(pool[i] for i in kept)]
-        return base.price_requests([(r.remaining_prefill, r.context_tokens) for r in chosen])
+        return base.whole([(r.remaining_prefill, r.context_tokens) for r in chosen])
 
     predicted = latency()
     repaired = False
@@ -125,7 +125,7 @@ def choose(base: Fill, anchor: Anchor, now: float) -> Construction | None:
 
 
 def build_for_anchor(
-    base: Fill,
+    base: PricedQueue,
     anchor: Request,
     members: Sequence[Request],
     now: float,
@@ -144,7 +144,7 @@ def build_for_anchor(
 
 
 def construct_batch(
-    base: Fill,
+    base: PricedQueue,
     members: Sequence[Request],
     risky: Sequence[Request],
     now: float,

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from slidingpolicy import LatencyPredictor, LinearModel, Request, time_to_budget
 from slidingpolicy.pricing.budget import fill_budget
-from slidingpolicy.pricing.queue import Fill
+from slidingpolicy.pricing.queue import PricedQueue
 from tests.core.reference import interval_batch, predicted, scan_budget
 from tests.strategies import predictors
 
@@ -27,7 +27,7 @@ def test_time_to_budget_equals_a_linear_scan(
 ) -> None:
     """Against the scan of the same prices (exact) and of explicit batches (up to ties)."""
     remaining, contexts = [r for r, _ in queue], [u for _, u in queue]
-    fill = Fill(predictor, decodes, remaining, contexts)
+    fill = PricedQueue.of_lengths(predictor, decodes, remaining, contexts)
     limit = data.draw(st.integers(0, fill.total + 3))
     span = range(min(limit, fill.total) + 1)
     prices = [fill.price(0, b) for b in span]
@@ -47,7 +47,7 @@ def test_bisection_alone_would_miss_the_answer() -> None:
     mixed = LinearModel(0.0, (0, 0, 0, 0.001, 0, 0.001, 0))
     predictor = LatencyPredictor(decode, mixed, mixed, fallback=mixed)
     queue = [Request("a", 0.0, 1, 0, 0, 1.0, 0.1), Request("b", 0.0, 6, 0, 0, 1.0, 0.1)]
-    fill = Fill.of(predictor, [], queue)
+    fill = PricedQueue.of(predictor, [], queue)
     prices = [fill.price(0, b) for b in range(fill.total + 1)]
     assert prices[2] > prices[3]
     target = prices[3]
@@ -59,12 +59,14 @@ def test_bisection_alone_would_miss_the_answer() -> None:
 @given(predictors(), st.floats(0.0, 0.5))
 @settings(max_examples=50)
 def test_empty_queue_has_no_budget(predictor: LatencyPredictor, target: float) -> None:
-    assert fill_budget(Fill(predictor, [100, 200], [], []), target, 2048) == 0
+    assert fill_budget(PricedQueue.of_lengths(predictor, [100, 200], [], []), target, 2048) == 0
 
 
 def test_budget_never_exceeds_the_limit() -> None:
     zero = LinearModel(0.0, (0.0,) * 7)
-    fill = Fill(LatencyPredictor(zero, zero, zero, fallback=zero), [5], [100, 100], [0, 0])
+    fill = PricedQueue.of_lengths(
+        LatencyPredictor(zero, zero, zero, fallback=zero), [5], [100, 100], [0, 0]
+    )
     assert fill_budget(fill, 1.0, 150) == 150
     assert fill_budget(fill, 1.0, 10_000) == 200
 
@@ -72,5 +74,7 @@ def test_budget_never_exceeds_the_limit() -> None:
 @pytest.mark.parametrize("target", [0.0, -1.0])
 def test_infeasible_target_gives_zero(target: float) -> None:
     model = LinearModel(0.01, (0.0,) * 7)
-    fill = Fill(LatencyPredictor(model, model, model, fallback=model), [5], [100], [0])
+    fill = PricedQueue.of_lengths(
+        LatencyPredictor(model, model, model, fallback=model), [5], [100], [0]
+    )
     assert fill_budget(fill, target, 100) == 0

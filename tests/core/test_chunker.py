@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from slidingpolicy import SlidingConfig
 from slidingpolicy.pricing.budget import fill_budget
-from slidingpolicy.pricing.queue import Fill
+from slidingpolicy.pricing.queue import PricedQueue
 from slidingpolicy.stages.chunk import sliding_chunk
 from tests.strategies import predictors, realistic_predictors
 
@@ -21,12 +21,12 @@ queues = st.lists(st.tuples(st.integers(1, 3000), st.integers(0, 4000)), min_siz
 
 
 @st.composite
-def chunker_cases(draw: st.DrawFn) -> tuple[Fill, tuple[float, ...], int, SlidingConfig]:
+def chunker_cases(draw: st.DrawFn) -> tuple[PricedQueue, tuple[float, ...], int, SlidingConfig]:
     """A priced queue behind some decodes, a window horizon W_1 ≤ … ≤ W_k, a cap, a config."""
     predictor = draw(st.one_of(predictors(), realistic_predictors()))
     decodes = draw(st.lists(st.integers(1, 4000), min_size=1, max_size=64))
     queue = draw(queues)
-    fill = Fill(predictor, decodes, [r for r, _ in queue], [u for _, u in queue])
+    fill = PricedQueue.of_lengths(predictor, decodes, [r for r, _ in queue], [u for _, u in queue])
     window = draw(st.integers(2, 4))
     t_cur = draw(st.floats(0.0, 0.3))
     tbt = draw(st.floats(0.01, 0.3))
@@ -39,7 +39,7 @@ def chunker_cases(draw: st.DrawFn) -> tuple[Fill, tuple[float, ...], int, Slidin
 @given(chunker_cases())
 @settings(max_examples=400, deadline=None)
 def test_a_queue_that_fits_now_runs_now(
-    case: tuple[Fill, tuple[float, ...], int, SlidingConfig],
+    case: tuple[PricedQueue, tuple[float, ...], int, SlidingConfig],
 ) -> None:
     """When the whole queue fits in this iteration's cap and T_cur, all of it runs now."""
     fill, horizon, cap, config = case
@@ -51,7 +51,7 @@ def test_a_queue_that_fits_now_runs_now(
 @given(chunker_cases())
 @settings(max_examples=400, deadline=None)
 def test_prefill_that_fits_now_is_never_idled(
-    case: tuple[Fill, tuple[float, ...], int, SlidingConfig],
+    case: tuple[PricedQueue, tuple[float, ...], int, SlidingConfig],
 ) -> None:
     """Some prefill runs whenever some fits within T_cur, and never more than fits."""
     fill, horizon, cap, config = case

@@ -19,8 +19,9 @@ from slidingpolicy import (
     check_plan,
 )
 from slidingpolicy.engine.profiling import default_predictor
+from slidingpolicy.policies import Online, OnlineConfig
 from slidingpolicy.pricing.budget import fill_budget
-from slidingpolicy.pricing.queue import Fill
+from slidingpolicy.pricing.queue import PricedQueue
 from slidingpolicy.stages.admit import admit
 from slidingpolicy.stages.deadlines import window_deadlines
 from slidingpolicy.stages.order import order_candidates
@@ -104,7 +105,7 @@ def test_window_one_without_constructor_is_greedy_eq_3(
     plan, _ = policy.plan(policy.init(), state)
     admission = admit(state, config.max_batch_tokens)
     queue = order_candidates(state.prefill_candidates, state.now, state.prefill_throughput, config)
-    fill = Fill.of(predictor, admission.decodes, queue)
+    fill = PricedQueue.of(predictor, admission.decodes, queue)
     horizon = window_deadlines(admission.decodes, state.now, 1)
     cap = admission.prefill_cap
     expected = (
@@ -125,7 +126,7 @@ def test_constructor_off_never_takes_the_constructor_path(
 def test_online_refit_learns_the_observed_latencies() -> None:
     """Observing a hardware that is twice as slow as the predictor moves it towards 2×."""
     predictor = default_predictor()
-    policy = SlidingServe(predictor, SlidingConfig(refit_every=50))
+    policy = Online(SlidingServe(predictor), OnlineConfig(refit_every=50))
     pstate = policy.init()
     rng = np.random.default_rng(0)
     for step in range(200):

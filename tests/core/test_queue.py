@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from slidingpolicy import LatencyPredictor
-from slidingpolicy.pricing.queue import Fill, greedy_fill
+from slidingpolicy.pricing.queue import PricedQueue, greedy_fill
 from tests.core.reference import interval_batch, predicted
 from tests.strategies import predictors
 
@@ -25,7 +25,7 @@ def test_price_of_any_interval_equals_the_predictor_on_that_batch(
     data: st.DataObject,
 ) -> None:
     remaining, contexts = [r for r, _ in queue], [u for _, u in queue]
-    fill = Fill(predictor, decodes, remaining, contexts)
+    fill = PricedQueue.of_lengths(predictor, decodes, remaining, contexts)
     lo = data.draw(st.integers(0, fill.total))
     hi = data.draw(st.integers(lo, fill.total))
     step = data.draw(st.integers(0, 3))
@@ -44,16 +44,16 @@ def test_piece_closed_forms_equal_the_price(
     data: st.DataObject,
 ) -> None:
     remaining, contexts = [r for r, _ in queue], [u for _, u in queue]
-    fill = Fill(predictor, decodes, remaining, contexts)
+    fill = PricedQueue.of_lengths(predictor, decodes, remaining, contexts)
     pieces = [k for k, r in enumerate(remaining) if r >= 2]
     if not pieces:
         return
     k = data.draw(st.sampled_from(pieces))
     c = data.draw(st.integers(2, remaining[k]))
-    b = fill.cum[k] + c
-    assert fill.first(k)(c) == pytest.approx(fill.price(0, b), rel=1e-12, abs=1e-15)
+    b = fill.starts[k] + c
+    assert fill.closing_chunk(k)(c) == pytest.approx(fill.price(0, b), rel=1e-12, abs=1e-15)
     end = data.draw(st.integers(b, fill.total))
-    then, whole = fill.following(k, end)
+    then, whole = fill.next_head(k, end)
     if whole - c >= 2:
         expected = fill.price(b, end, 1)
         assert then(whole - c) == pytest.approx(expected, rel=1e-12, abs=1e-15)

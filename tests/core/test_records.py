@@ -21,6 +21,8 @@ from slidingpolicy import (
     SlidingConfig,
     SlidingPolicyError,
 )
+from slidingpolicy.engine.profiling import default_predictor
+from slidingpolicy.policies import OnlineConfig, by_name
 from slidingpolicy.records.request import RECORD_FIELDS
 
 GOOD: dict[str, Any] = {
@@ -172,10 +174,6 @@ def test_plan_and_model_records_reject_bad_fields(build: Any, message: str) -> N
         ("order", "fcfs", "sliding config: order='fcfs' is not one of"),
         ("constructor", "yes", "sliding config: constructor must be a bool"),
         ("demote_late", None, "sliding config: demote_late must be a bool"),
-        ("refit_every", 0, "sliding config: refit_every=0 must be >= 1"),
-        ("forgetting", 1.5, "sliding config: forgetting=1.5 must be <= 1"),
-        ("forgetting", 0.0, "sliding config: forgetting=0.0 must be > 0"),
-        ("prior_weight", -1.0, "sliding config: prior_weight=-1.0 must be >= 0"),
         ("latency_margin", 0.9, "sliding config: latency_margin=0.9 must be >= 1"),
         ("level_order", "arrival", "sliding config: level_order='arrival' is not one of"),
         ("urgent_first", 1, "sliding config: urgent_first must be a bool"),
@@ -186,6 +184,27 @@ def test_config_rejects_each_bad_field(field: str, value: object, message: str) 
     with pytest.raises(InvalidRecordError) as caught:
         SlidingConfig(**changes)
     assert str(caught.value).startswith(message)
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("refit_every", 0, "online config: refit_every=0 must be >= 1"),
+        ("forgetting", 1.5, "online config: forgetting=1.5 must be <= 1"),
+        ("forgetting", 0.0, "online config: forgetting=0.0 must be > 0"),
+        ("prior_weight", -1.0, "online config: prior_weight=-1.0 must be >= 0"),
+    ],
+)
+def test_online_config_rejects_each_bad_field(field: str, value: object, message: str) -> None:
+    changes: dict[str, Any] = {field: value}
+    with pytest.raises(InvalidRecordError) as caught:
+        OnlineConfig(**changes)
+    assert str(caught.value).startswith(message)
+
+
+def test_online_options_without_refit_every_are_refused() -> None:
+    with pytest.raises(InvalidRecordError, match="forgetting needs refit_every"):
+        by_name("slidingserve", default_predictor(), forgetting=0.9)
 
 
 @given(

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from slidingpolicy import LatencyPredictor
 from slidingpolicy.pricing.budget import fill_budget
-from slidingpolicy.pricing.queue import Fill
+from slidingpolicy.pricing.queue import PricedQueue
 from slidingpolicy.pricing.split import exact_split, ternary_split, two_step_cost, window_split
 from tests.strategies import predictors
 
@@ -17,12 +17,12 @@ queues = st.lists(st.tuples(st.integers(1, 60), st.integers(0, 80)), min_size=1,
 
 
 @st.composite
-def split_cases(draw: st.DrawFn) -> tuple[Fill, int, int, float]:
+def split_cases(draw: st.DrawFn) -> tuple[PricedQueue, int, int, float]:
     """A fill, a window budget B_Σ ≤ its queue, a per-iteration cap and a deadline T_cur."""
     predictor = draw(predictors())
     decodes = draw(st.lists(st.integers(1, 300), max_size=5))
     queue = draw(queues)
-    fill = Fill(predictor, decodes, [r for r, _ in queue], [u for _, u in queue])
+    fill = PricedQueue.of_lengths(predictor, decodes, [r for r, _ in queue], [u for _, u in queue])
     budget_sum = draw(st.integers(0, fill.total))
     cap = draw(st.integers(max(1, (budget_sum + 1) // 2), max(1, budget_sum + 5)))
     prices = [fill.price(0, b) for b in range(min(budget_sum, cap) + 1)]
@@ -30,7 +30,7 @@ def split_cases(draw: st.DrawFn) -> tuple[Fill, int, int, float]:
     return fill, budget_sum, cap, deadline
 
 
-def exhaustive(fill: Fill, budget_sum: int, cap: int, deadline: float) -> tuple[int, float]:
+def exhaustive(fill: PricedQueue, budget_sum: int, cap: int, deadline: float) -> tuple[int, float]:
     """The minimum cost over feasible b in range (b = 0 always allowed), by enumeration."""
     lo, hi = max(0, budget_sum - cap), min(budget_sum, cap)
     feasible = [b for b in range(lo, hi + 1) if b == 0 or fill.price(0, b) <= deadline]
@@ -43,7 +43,9 @@ def exhaustive(fill: Fill, budget_sum: int, cap: int, deadline: float) -> tuple[
 
 @given(split_cases())
 @settings(max_examples=400)
-def test_exact_split_attains_the_exhaustive_minimum(case: tuple[Fill, int, int, float]) -> None:
+def test_exact_split_attains_the_exhaustive_minimum(
+    case: tuple[PricedQueue, int, int, float],
+) -> None:
     fill, budget_sum, cap, deadline = case
     b = exact_split(fill, budget_sum, cap, deadline)
     best, cost = exhaustive(fill, budget_sum, cap, deadline)
@@ -55,7 +57,7 @@ def test_exact_split_attains_the_exhaustive_minimum(case: tuple[Fill, int, int, 
 
 @given(split_cases())
 @settings(max_examples=200)
-def test_ternary_split_meets_the_deadline(case: tuple[Fill, int, int, float]) -> None:
+def test_ternary_split_meets_the_deadline(case: tuple[PricedQueue, int, int, float]) -> None:
     fill, budget_sum, cap, deadline = case
     b = ternary_split(fill, budget_sum, cap, deadline)
     assert b == 0 or fill.price(0, b) <= deadline
@@ -64,7 +66,9 @@ def test_ternary_split_meets_the_deadline(case: tuple[Fill, int, int, float]) ->
 
 @given(split_cases(), st.integers(3, 4))
 @settings(max_examples=100)
-def test_longer_windows_meet_the_deadline(case: tuple[Fill, int, int, float], k: int) -> None:
+def test_longer_windows_meet_the_deadline(
+    case: tuple[PricedQueue, int, int, float], k: int
+) -> None:
     fill, budget_sum, cap, deadline = case
     b = window_split(fill, budget_sum, cap, deadline, k)
     assert b == 0 or fill.price(0, b) <= deadline
@@ -77,7 +81,7 @@ def test_split_of_a_convex_single_request_is_balanced() -> None:
 
     model = LinearModel(0.01, (0.0, 1e-7, 0.0, 0.0, 0.0, 1e-4, 0.0))
     predictor = LatencyPredictor(model, model, model, fallback=model)
-    fill = Fill(predictor, [], [4000], [0])
+    fill = PricedQueue.of_lengths(predictor, [], [4000], [0])
     assert exact_split(fill, 2000, 2048, 1.0) == 1000
 
 
@@ -87,7 +91,9 @@ def test_a_window_budget_beyond_two_caps_is_capped() -> None:
     from slidingpolicy import LinearModel
 
     model = LinearModel(0.01, (0.0, 0.0, 0.0, 0.0, 0.0, 1e-4, 0.0))
-    fill = Fill(LatencyPredictor(model, model, model, fallback=model), [], [500], [0])
+    fill = PricedQueue.of_lengths(
+        LatencyPredictor(model, model, model, fallback=model), [], [500], [0]
+    )
     for split in (exact_split, ternary_split):
         b = split(fill, 400, 100, 1.0)
         assert b == 100

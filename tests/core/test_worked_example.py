@@ -31,7 +31,7 @@ from slidingpolicy import (
     SlidingServe,
     sort_candidates,
 )
-from slidingpolicy.pricing.queue import Fill
+from slidingpolicy.pricing.queue import PricedQueue
 from slidingpolicy.stages.construct import build_for_anchor, values
 from slidingpolicy.stages.order import is_urgent
 
@@ -93,7 +93,7 @@ def test_step_4_as_the_note_states_it() -> None:
             1 / (0.06 / 0.26 + 300 / 1300),
         ]
     )
-    base = Fill.of(PREDICTOR, DECODES, [R1, *pool])
+    base = PricedQueue.of(PREDICTOR, DECODES, [R1, *pool])
     built = build_for_anchor(base, R1, [R1, *pool], NOW, limit=0.040, cap=2040)
     assert built is not None
     # C_a = (40 − 8.8) / 0.02 = 1560; capacity 1560 − 500 = 1060. Two items fit at most:

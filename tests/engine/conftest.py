@@ -14,7 +14,8 @@ from slidingpolicy.pricing import LatencyPredictor
 from slidingpolicy.records.plan import BatchPlan
 from slidingpolicy.records.request import Request
 from slidingpolicy.records.state import SchedulerState
-from slidingpolicy.stages.admit import admit, greedy_allocations
+from slidingpolicy.stages.admit import admit
+from slidingpolicy.stages.assemble import greedy_allocations
 
 HARDWARE = (("rtx3090", "qwen2.5-7b", 2), ("a100-80g", "llama3-8b", 1))
 

@@ -10,15 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from slidingpolicy import (
-    LatencyPredictor,
-    Request,
-    SchedulerState,
-    SlidingConfig,
-    SlidingServe,
-    SlidingState,
-)
-from slidingpolicy.policies import by_name, names
+from slidingpolicy import LatencyPredictor, Request, SchedulerState, SlidingServe
+from slidingpolicy.policies import Online, OnlineConfig, OnlineState, by_name, names
 from slidingpolicy.policy import Policy
 from tests.strategies import predictors
 
@@ -72,15 +65,35 @@ def test_online_slidingserve_learns_the_same_in_closed_form(
     refit_every: int,
 ) -> None:
     """With online learning on, statistics and refits match iteration for iteration."""
-    policy = SlidingServe(predictor, SlidingConfig(refit_every=refit_every))
+    policy = Online(SlidingServe(predictor), OnlineConfig(refit_every=refit_every))
     pstate = policy.init()
     decodes = decoding(specs)
     batched = policy.observe_decodes(pstate, decodes, seconds)
     stepped = step_by_step(policy, pstate, decodes, seconds)
-    assert isinstance(stepped, SlidingState)
+    assert isinstance(stepped, OnlineState)
     assert batched.since_refit == stepped.since_refit
     assert batched.predictor == stepped.predictor
-    assert batched.stats is not None
-    assert stepped.stats is not None
+    for field in ("gram", "moment", "yy", "count"):
+        assert np.array_equal(getattr(batched.stats, field), getattr(stepped.stats, field))
+
+
+@pytest.mark.parametrize("name", names())
+@given(predictors(), decode_sets, latencies)
+@settings(max_examples=20)
+def test_every_policy_learning_online_learns_the_same_in_closed_form(
+    name: str, predictor: LatencyPredictor, specs: list[tuple[int, int]], seconds: list[float]
+) -> None:
+    """Any registered policy wrapped by `refit_every` observes decode runs exactly."""
+    policy = by_name(name, predictor, refit_every=2)
+    assert isinstance(policy, Online)
+    pstate = policy.init()
+    decodes = decoding(specs)
+    batched = policy.observe_decodes(pstate, decodes, seconds)
+    stepped = step_by_step(policy, pstate, decodes, seconds)
+    assert (batched.policy, batched.inner, batched.since_refit) == (
+        stepped.policy,
+        stepped.inner,
+        stepped.since_refit,
+    )
     for field in ("gram", "moment", "yy", "count"):
         assert np.array_equal(getattr(batched.stats, field), getattr(stepped.stats, field))

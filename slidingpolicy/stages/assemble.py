@@ -1,0 +1,67 @@
+"""Assemble a plan: the one place a `BatchPlan` is built from what the stages decided."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from slidingpolicy.pricing.queue import PricedQueue, greedy_fill
+from slidingpolicy.records.plan import Allocation, BatchPlan, Diagnostics, PlanPath
+from slidingpolicy.records.request import Request
+from slidingpolicy.stages.admit import Admission
+
+
+def allocations(
+    decodes: Sequence[Request], prefills: Sequence[tuple[Request, int]]
+) -> tuple[Allocation, ...]:
+    """One token per decode (invariant 2), then each prefill's chunk."""
+    batch = [Allocation(d.id, 1) for d in decodes]
+    batch += [Allocation(r.id, tokens) for r, tokens in prefills if tokens > 0]
+    return tuple(batch)
+
+
+def greedy_allocations(
+    decodes: Sequence[Request], queue: Sequence[Request], budget: int
+) -> tuple[Allocation, ...]:
+    """Decodes, then a greedy fill of `budget` prefill tokens down the ordered queue."""
+    chunks = greedy_fill([q.remaining_prefill for q in queue], budget)
+    return allocations(decodes, list(zip(queue, chunks, strict=False)))
+
+
+def assemble(
+    admission: Admission,
+    prefills: Sequence[tuple[Request, int]],
+    path: str,
+    latency: float,
+    diagnostics: Diagnostics | None = None,
+) -> BatchPlan:
+    """The admitted decodes and these prefill chunks, run on `path` with predicted `latency`;
+    a batch with nothing to run is the idle path."""
+    batch = allocations(admission.decodes, prefills)
+    return BatchPlan(
+        allocations=batch,
+        path=path if batch else PlanPath.IDLE,
+        prefill_budget=sum(tokens for _, tokens in prefills),
+        predicted_latency=latency,
+        diagnostics=Diagnostics() if diagnostics is None else diagnostics,
+        preempted=admission.preempted,
+        deferred=admission.deferred,
+    )
+
+
+def greedy_plan(
+    fill: PricedQueue,
+    admission: Admission,
+    queue: Sequence[Request],
+    budget: int,
+    path: str,
+    diagnostics: Diagnostics | None = None,
+) -> BatchPlan:
+    """The admitted decodes plus a greedy fill of up to `budget` prefill tokens down `queue`.
+
+    `fill` prices `queue` beside the admitted decodes; the budget is cut to the admission's
+    prefill cap and to the queue's tokens, and the plan's predicted latency is T̂ of the batch.
+    """
+    budget = max(0, min(budget, admission.prefill_cap, fill.total))
+    chunks = greedy_fill([q.remaining_prefill for q in queue[: fill.count]], budget)
+    prefills = list(zip(queue, chunks, strict=False))
+    return assemble(admission, prefills, path, fill.prefix(budget), diagnostics)

@@ -10,7 +10,7 @@ Engine state lives in columns indexed by request (workload order): Python lists 
 iteration touches per request (a handful of requests; lists are several times cheaper than
 numpy there), numpy where a whole run or the whole workload is computed at once. The `Request`
 records a policy sees are built once per request and rebuilt only for the requests an iteration
-changed; the snapshot is built with `SchedulerState.unchecked` from those records, which the
+changed; the snapshot is built with `trusted.trusted_state` from those records, which the
 engine keeps valid.
 
 Choices the spec leaves to the engine, documented here:
@@ -63,11 +63,12 @@ from numpy.typing import NDArray
 from slidingpolicy import _validate
 from slidingpolicy.engine.kv import KVCache
 from slidingpolicy.engine.metrics import Metrics, RequestOutcome, TokenLog, outcome, summarize
+from slidingpolicy.engine.trusted import trusted_request, trusted_state
 from slidingpolicy.errors import InvalidRecordError, SlidingPolicyError
 from slidingpolicy.hardware import HardwareModel
 from slidingpolicy.invariants import Violation, check_plan
 from slidingpolicy.records.plan import Allocation, BatchPlan
-from slidingpolicy.records.request import Request
+from slidingpolicy.records.request import Request, next_token_deadline
 from slidingpolicy.records.state import SchedulerState
 from slidingpolicy.workloads import Workload
 
@@ -323,7 +324,7 @@ class _Run:
         makes the deadline that of its next token, module doc)."""
         records, ids, arrival, prompt = self.records, self.ids, self.arrival, self.prompt
         prefilled, generated, base = self.prefilled, self.generated, self.base
-        ttft, tbt, build = self.admitted_ttft, self.tbt, Request.unchecked
+        ttft, tbt, build = self.admitted_ttft, self.tbt, trusted_request
         for i in indices:
             records[i] = build(
                 ids[i], arrival[i], prompt[i], prefilled[i], generated[i] - base[i], ttft[i], tbt[i]
@@ -359,9 +360,7 @@ class _Run:
             elif -(-prompt[i] // block) > free:
                 continue
             shown.append(records[i])  # type: ignore[arg-type]
-        return SchedulerState.unchecked(
-            self.now, tuple(shown), self.throughput, free * block + spare
-        )
+        return trusted_state(self.now, tuple(shown), self.throughput, free * block + spare)
 
     # --- main loop -----------------------------------------------------------------------
 
@@ -433,10 +432,10 @@ class _Run:
         # missed iff one of its tokens was late (counted by the log as it happens).
         log, now = self.log, self.now
         late, generated = log.late, self.generated
-        arrival, ttft, tbt = self.arrival, self.ttft, self.tbt
+        arrival, ttft, tbt, due = self.arrival, self.ttft, self.tbt, next_token_deadline
         due_passed = 0
         for i in self.live:
-            if late[i] <= 0.0 and arrival[i] + ttft[i] + generated[i] * tbt[i] < now:
+            if late[i] <= 0.0 and due(arrival[i], ttft[i], tbt[i], generated[i]) < now:
                 due_passed += 1
         return log.late_count + due_passed
 

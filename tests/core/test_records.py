@@ -7,8 +7,6 @@ from typing import Any
 
 import attrs
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
 
 from slidingpolicy import (
     Allocation,
@@ -21,7 +19,6 @@ from slidingpolicy import (
     SlidingConfig,
     SlidingPolicyError,
 )
-from slidingpolicy.records.request import RECORD_FIELDS
 
 GOOD: dict[str, Any] = {
     "id": "r7",
@@ -186,30 +183,3 @@ def test_config_rejects_each_bad_field(field: str, value: object, message: str) 
     with pytest.raises(InvalidRecordError) as caught:
         SlidingConfig(**changes)
     assert str(caught.value).startswith(message)
-
-
-@given(
-    st.integers(1, 5000),
-    st.data(),
-    st.floats(0.0, 1e6),
-    st.floats(1e-3, 100.0),
-    st.floats(1e-3, 10.0),
-)
-def test_unchecked_builds_the_same_record(
-    prompt: int, data: st.DataObject, arrival: float, ttft: float, tbt: float
-) -> None:
-    prefilled = data.draw(st.integers(0, prompt))
-    generated = data.draw(st.integers(1 if prefilled == prompt else 0, 300))
-    checked = Request("r", arrival, prompt, prefilled, generated, ttft, tbt)
-    fast = Request.unchecked("r", arrival, prompt, prefilled, generated, ttft, tbt)
-    assert type(fast) is Request
-    assert fast == checked
-    for field in attrs.fields(Request):
-        assert getattr(fast, field.name) == getattr(checked, field.name), field.name
-        assert type(getattr(fast, field.name)) is type(getattr(checked, field.name)), field.name
-    assert repr(fast) == repr(checked)
-    assert hash(fast) == hash(checked)
-
-
-def test_unchecked_sets_every_field() -> None:
-    assert tuple(field.name for field in attrs.fields(Request)) == RECORD_FIELDS

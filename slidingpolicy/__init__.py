@@ -12,7 +12,7 @@ from slidingpolicy.errors import (
 )
 from slidingpolicy.invariants import Violation, check_plan
 from slidingpolicy.policies import SlidingServe, SlidingState, by_name, names
-from slidingpolicy.policy import Policy
+from slidingpolicy.policy import DecodeRunObserver, Policy
 from slidingpolicy.pricing import LatencyPredictor, LinearModel
 from slidingpolicy.pricing.budget import time_to_budget
 from slidingpolicy.records.config import SlidingConfig
@@ -26,6 +26,7 @@ from slidingpolicy.stages.order import sort_candidates
 __all__ = [
     "Allocation",
     "BatchPlan",
+    "DecodeRunObserver",
     "Diagnostics",
     "InvalidRecordError",
     "LatencyPredictor",

@@ -20,6 +20,7 @@ lists are several times cheaper than numpy); `tokens` and `blocks` read them as 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import overload
 
 import numpy as np
 from numpy.typing import NDArray
@@ -29,8 +30,16 @@ from slidingpolicy.errors import InvalidRecordError
 IntArray = NDArray[np.int64]
 
 
+@overload
+def blocks_for(tokens: int, block: int) -> int: ...
+
+
+@overload
+def blocks_for(tokens: IntArray, block: int) -> IntArray: ...
+
+
 def blocks_for(tokens: IntArray | int, block: int) -> IntArray | int:
-    """ceil(tokens / block), elementwise."""
+    """ceil(tokens / block), elementwise: the blocks that hold `tokens` slots."""
     return -(-tokens // block)
 
 
@@ -95,6 +104,22 @@ class KVCache:
             elif tokens[i] % block:
                 spare += 1
         return self.free_blocks * self.block + spare
+
+    def free_tokens_over_run(self, indices: Sequence[int], steps: int) -> list[int]:
+        """`free_tokens(indices)` before each of `steps` decode-only iterations from now, each
+        writing one slot per request of `indices` (every one holding blocks, its prompt
+        written)."""
+        block = self.block
+        tokens = [self.token_list[i] for i in indices]
+        held = [self.block_list[i] for i in indices]
+        result: list[int] = []
+        for j in range(steps):
+            grown = sum(
+                [max(blocks_for(t + j, block) - h, 0) for t, h in zip(tokens, held, strict=True)]
+            )
+            spare = sum([1 for t in tokens if (t + j) % block])
+            result.append((self.free_blocks - grown) * block + spare)
+        return result
 
     def admit(self, index: int, prompt_tokens: int) -> None:
         """Reserve the blocks of request `index`'s whole prompt as its prefill starts."""

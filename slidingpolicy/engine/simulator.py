@@ -41,8 +41,9 @@ Choices the spec leaves to the engine, documented here:
   advances all iterations up to the next event (an arrival, a request finishing, a KV block
   boundary that no longer fits) at once, with the hardware's `decode_latencies`, drawing the
   same noise in the same order: the results are those of stepping (tested byte for byte). The
-  policy observes every iteration through `observe_decodes(pstate, decodes, latencies)`, which
-  the Policy protocol requires to equal observing each iteration.
+  policy observes every iteration through `observation.observe_decode_run`: at once where it
+  is a `DecodeRunObserver` (which must equal observing each iteration), else one iteration at
+  a time, with the state and the plan stepping would have had.
 - The output length of a request is the workload's; the policy is not told it
   (`max_new_tokens` is None), as a real server does not know it.
 - A run ends when every request has completed, or when nothing can run and nothing more
@@ -54,7 +55,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, cast
 
 import attrs
 import numpy as np
@@ -63,10 +64,12 @@ from numpy.typing import NDArray
 from slidingpolicy import _validate
 from slidingpolicy.engine.kv import KVCache
 from slidingpolicy.engine.metrics import Metrics, RequestOutcome, TokenLog, outcome, summarize
+from slidingpolicy.engine.observation import observe_decode_run
 from slidingpolicy.engine.trusted import trusted_request, trusted_state
 from slidingpolicy.errors import InvalidRecordError, SlidingPolicyError
 from slidingpolicy.hardware import HardwareModel
 from slidingpolicy.invariants import Violation, check_plan
+from slidingpolicy.policy import DecodeRunObserver
 from slidingpolicy.records.plan import Allocation, BatchPlan
 from slidingpolicy.records.request import Request, next_token_deadline
 from slidingpolicy.records.state import SchedulerState
@@ -256,6 +259,7 @@ class _Run:
         on_plan: StateHook | None,
     ) -> None:
         self.policy = policy
+        self.observes_runs = isinstance(policy, DecodeRunObserver)
         self.hardware = hardware
         self.options = options
         self.on_plan = on_plan
@@ -655,19 +659,23 @@ class _Run:
         times, latencies = self._run_times(len(live), context, steps, next_arrival)
         now = times[-1]
         ran = len(times)
-        decodes = tuple([self.records[i] for i in live])
+        decodes = cast("tuple[Request, ...]", tuple([self.records[i] for i in live]))
+        free = None if self.observes_runs else self.kv.free_tokens_over_run(live, ran)
         self.kv.write(live, [ran] * len(live))
         self.log.record_run(live, np.array(times))
         if self.probe is not None:
             indices = np.array(live, dtype=np.int64)
             counts = np.full(indices.size, ran, dtype=np.int64)
             self.probe(now, self.kv.used_blocks, self.kv.total_blocks, indices, counts)
-        self.now = now
+        start, self.now = self.now, now
         self.iterations += ran
         self.decode_runs += 1
         self.run_iterations += ran
         self._retire_and_refresh(live)
-        return True, self.policy.observe_decodes(pstate, decodes, latencies)
+        observed = observe_decode_run(
+            self.policy, pstate, decodes, latencies, start, self.throughput, free
+        )
+        return True, observed
 
     def _run_times(
         self, decodes: int, context: int, steps: int, next_arrival: float

@@ -170,16 +170,6 @@ Probe = Callable[[float, int, int, IntArray, IntArray], None]
 request indices that produced tokens, how many each): what the conservation tests watch."""
 
 
-def noise_sigma(hardware: HardwareModel) -> float:
-    """The log-normal sigma of a built-in hardware model's noise (roofline or profiled)."""
-    sigma = getattr(hardware, "noise_sigma", None)
-    if sigma is None:
-        sigma = getattr(getattr(hardware, "roofline", None), "noise_sigma", None)
-    if sigma is None:
-        raise InvalidRecordError("hardware", "noise_sigma", f"{hardware.name!r} has none")
-    return float(sigma)
-
-
 def simulate(
     policy: Any,
     workload: Workload,
@@ -242,8 +232,8 @@ RUN_CHUNK = 32
 a run usually ends at the next arrival, well before the KV or the output lengths end it."""
 
 RUN_SCALAR = 16
-"""Decode-run iterations priced one by one first, where the hardware offers `decode_pricer`
-(most runs are short: numpy's overhead per call would dominate them)."""
+"""Decode-run iterations priced one by one first, with the hardware's `decode_pricer` (most
+runs are short: numpy's overhead per call would dominate them)."""
 
 
 class _Run:
@@ -265,11 +255,7 @@ class _Run:
         self.on_plan = on_plan
         self.rng = engine_rng(seed)
         self.normals = Normals(self.rng)
-        # Optional list-based entry points of the built-in hardware models (same floats).
-        self._latency_of: Callable[[list[int], list[int]], float] | None = getattr(
-            hardware, "latency_of", None
-        )
-        self.sigma = noise_sigma(hardware)
+        self.sigma = float(hardware.noise_sigma)
         columns = workload.columns()
         self.columns = columns
         n = len(workload)
@@ -585,13 +571,9 @@ class _Run:
             else:
                 was_prefill.append(False)
         self.kv.write(indices, chunks)
-        if self._latency_of is not None:
-            base_latency = self._latency_of(chunks, contexts)
-        else:
-            base_latency = self.hardware.latency(
-                np.array(chunks, dtype=np.int64), np.array(contexts, dtype=np.int64)
-            )
-        latency = base_latency * math.exp(self.sigma * self.normals.take())
+        latency = self.hardware.latency_of(chunks, contexts) * math.exp(
+            self.sigma * self.normals.take()
+        )
         self.now += latency
         self.iterations += 1
         return latency, was_prefill, prefill_tokens
@@ -689,19 +671,17 @@ class _Run:
         latencies: list[float] = []
         now = self.now
         done, size = 0, RUN_CHUNK
-        pricer = getattr(self.hardware, "decode_pricer", None)
-        if pricer is not None:
-            price = pricer(decodes)
-            for j in range(min(steps, RUN_SCALAR)):
-                if times and now >= next_arrival:
-                    return times, latencies
-                latency = price(context + j * decodes) * exp(sigma * normals.take())
-                now += latency
-                times.append(now)
-                latencies.append(latency)
-            done = len(times)
-            if done == steps or now >= next_arrival:
+        price = self.hardware.decode_pricer(decodes)
+        for j in range(min(steps, RUN_SCALAR)):
+            if times and now >= next_arrival:
                 return times, latencies
+            latency = price(context + j * decodes) * exp(sigma * normals.take())
+            now += latency
+            times.append(now)
+            latencies.append(latency)
+        done = len(times)
+        if done == steps or now >= next_arrival:
+            return times, latencies
         while done < steps:
             k = min(size, steps - done)
             totals = context + np.arange(done, done + k, dtype=np.int64) * decodes

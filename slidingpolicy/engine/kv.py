@@ -14,7 +14,7 @@ drops the prefills that cannot be admitted and preempts, as vLLM does (`simulato
 
 The cache is the engine's own mutable bookkeeping; nothing here is shown to a policy. It keeps
 its columns as Python lists (the engine touches a handful of requests per iteration, where
-lists are several times cheaper than numpy); `tokens` and `blocks` read them as arrays.
+lists are several times cheaper than numpy).
 """
 
 from __future__ import annotations
@@ -65,16 +65,6 @@ class KVCache:
         """The prompt each request was admitted with (slots reserved for its prefill)."""
 
     @property
-    def tokens(self) -> IntArray:
-        """`token_list` as an array (a copy)."""
-        return np.array(self.token_list, dtype=np.int64)
-
-    @property
-    def blocks(self) -> IntArray:
-        """`block_list` as an array (a copy)."""
-        return np.array(self.block_list, dtype=np.int64)
-
-    @property
     def capacity_tokens(self) -> int:
         """Slots in all blocks."""
         return self.total_blocks * self.block
@@ -123,7 +113,7 @@ class KVCache:
 
     def admit(self, index: int, prompt_tokens: int) -> None:
         """Reserve the blocks of request `index`'s whole prompt as its prefill starts."""
-        need = -(-prompt_tokens // self.block)
+        need = blocks_for(prompt_tokens, self.block)
         if self.block_list[index] or need > self.free_blocks:
             raise RuntimeError("kv cache: admitted a request that holds blocks or does not fit")
         self.block_list[index] = need
@@ -136,7 +126,7 @@ class KVCache:
         tokens, blocks, block = self.token_list, self.block_list, self.block
         return sum(
             [
-                max(-(-(tokens[i] + c) // block) - blocks[i], 0)
+                max(blocks_for(tokens[i] + c, block) - blocks[i], 0)
                 for i, c in zip(indices, chunks, strict=True)
             ]
         )
@@ -149,7 +139,7 @@ class KVCache:
         for i, c in zip(index, chunk, strict=True):
             t = tokens[i] + c
             tokens[i] = t
-            b = -(-t // block)
+            b = blocks_for(t, block)
             if b > blocks[i]:
                 grown += b - blocks[i]
                 blocks[i] = b
@@ -178,7 +168,7 @@ class KVCache:
         block, free = self.block, self.free_blocks
 
         def fits(k: int) -> bool:
-            return sum([-(-(t + k) // block) for t in tokens]) - held <= free
+            return sum([blocks_for(t + k, block) for t in tokens]) - held <= free
 
         if limit <= 0 or not fits(1):
             return 0

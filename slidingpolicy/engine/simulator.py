@@ -62,7 +62,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from slidingpolicy import _validate
-from slidingpolicy.engine.kv import KVCache
+from slidingpolicy.engine.kv import KVCache, blocks_for
 from slidingpolicy.engine.metrics import Metrics, RequestOutcome, TokenLog, outcome, summarize
 from slidingpolicy.engine.observation import observe_decode_run
 from slidingpolicy.engine.trusted import trusted_request, trusted_state
@@ -286,7 +286,6 @@ class _Run:
         self.base: list[int] = [0] * n
         self.output_tokens: list[int] = columns.output.tolist()
         self.log = TokenLog(columns)
-        self.generated = self.log.counts
         self.records: list[Request | None] = [None] * n
         self.live: list[int] = []
         self.not_decoding = 0
@@ -313,7 +312,7 @@ class _Run:
         their current admission (after a recompute, `generated` counts from it and `ttft_slo`
         makes the deadline that of its next token, module doc)."""
         records, ids, arrival, prompt = self.records, self.ids, self.arrival, self.prompt
-        prefilled, generated, base = self.prefilled, self.generated, self.base
+        prefilled, generated, base = self.prefilled, self.log.counts, self.base
         ttft, tbt, build = self.admitted_ttft, self.tbt, trusted_request
         for i in indices:
             records[i] = build(
@@ -331,26 +330,18 @@ class _Run:
     def snapshot(self) -> SchedulerState:
         """The state a policy decides on now: every live request the cache can serve — each
         admitted one, and each waiting one whose whole prompt fits in the free blocks — and
-        `KVCache.free_tokens` of them, computed in the same pass. Unchecked: the engine keeps
-        its records valid, unique by workload id and arrived by `now` (`tests/engine` checks
-        it against the checked constructor)."""
-        records, prompt = self.records, self.prompt
-        kv = self.kv
-        tokens, reserved, blocks, block = kv.token_list, kv.prompt_list, kv.block_list, kv.block
-        free = kv.free_blocks
-        shown: list[Request] = []
-        spare = 0
-        for i in self.live:
-            if blocks[i]:
-                left = reserved[i] - tokens[i]
-                if left > 0:
-                    spare += left
-                elif tokens[i] % block:
-                    spare += 1
-            elif -(-prompt[i] // block) > free:
-                continue
-            shown.append(records[i])  # type: ignore[arg-type]
-        return trusted_state(self.now, tuple(shown), self.throughput, free * block + spare)
+        `KVCache.free_tokens` of the live requests. Trusted: the engine keeps its records
+        valid, unique by workload id and arrived by `now` (`tests/engine` checks it against
+        the checked constructor)."""
+        records, prompt, kv = self.records, self.prompt, self.kv
+        blocks, block, free = kv.block_list, kv.block, kv.free_blocks
+        shown = [records[i] for i in self.live if blocks[i] or blocks_for(prompt[i], block) <= free]
+        return trusted_state(
+            self.now,
+            tuple(shown),  # type: ignore[arg-type]
+            self.throughput,
+            kv.free_tokens(self.live),
+        )
 
     # --- main loop -----------------------------------------------------------------------
 
@@ -421,7 +412,7 @@ class _Run:
         # The arrived requests that have not completed are the live ones; a completed one
         # missed iff one of its tokens was late (counted by the log as it happens).
         log, now = self.log, self.now
-        late, generated = log.late, self.generated
+        late, generated = log.late, log.counts
         arrival, ttft, tbt, due = self.arrival, self.ttft, self.tbt, next_token_deadline
         due_passed = 0
         for i in self.live:
@@ -515,16 +506,8 @@ class _Run:
         what is left and drop the others. Returns the batch, whether it lost any allocation,
         and whether anything was preempted."""
         kv = self.kv
-        tokens, blocks, block = kv.token_list, kv.block_list, kv.block
-        grow = 0
-        waiting = False
-        for i, c in zip(indices, chunks, strict=True):
-            held = blocks[i]
-            if not held:
-                waiting = True
-            elif tokens[i] + c > held * block:
-                grow += -(-(tokens[i] + c) // block) - held
-        if not waiting and grow <= kv.free_blocks:
+        blocks = kv.block_list
+        if all(blocks[i] for i in indices) and kv.needed(indices, chunks) <= kv.free_blocks:
             return indices, chunks, False, False
         preempted = False
         while True:
@@ -546,7 +529,7 @@ class _Run:
         admitted: list[tuple[int, int]] = []
         for i, c in zip(indices, chunks, strict=True):
             if not blocks[i]:
-                need = -(-prompt[i] // block)
+                need = blocks_for(prompt[i], block)
                 if need > free:
                     continue
                 free -= need
@@ -558,7 +541,8 @@ class _Run:
     def _execute(self, indices: list[int], chunks: list[int]) -> tuple[float, list[bool], int]:
         """Run the batch on the hardware; advance the clock by its noisy latency. Returns the
         latency, which allocations were prefill chunks, and their tokens."""
-        prefilled, prompt, generated, base = self.prefilled, self.prompt, self.generated, self.base
+        prefilled, prompt, base = self.prefilled, self.prompt, self.base
+        generated = self.log.counts
         contexts: list[int] = []
         was_prefill: list[bool] = []
         prefill_tokens = 0
@@ -598,7 +582,7 @@ class _Run:
         self._retire_and_refresh(indices)
 
     def _retire_and_refresh(self, indices: list[int]) -> None:
-        generated, output, records = self.generated, self.output_tokens, self.records
+        generated, output, records = self.log.counts, self.output_tokens, self.records
         going: list[int] = []
         for i in indices:
             if generated[i] == output[i]:
@@ -615,7 +599,7 @@ class _Run:
         decoding = self.prefilled[i] == self.prompt[i]
         self.kv.release(i)
         self.log.preempted[i] += 1
-        generated = self.generated[i]
+        generated = self.log.counts[i]
         self.base[i] = generated
         self.prompt[i] = int(self.columns.prompt[i]) + generated
         self.admitted_ttft[i] = self.ttft[i] + generated * self.tbt[i]
@@ -629,7 +613,7 @@ class _Run:
     def _decode_run(self, pstate: Any) -> tuple[bool, Any]:
         """Advance a decode-only run up to the next event at once; False if none fits."""
         live = self.live
-        generated, output = self.generated, self.output_tokens
+        generated, output = self.log.counts, self.output_tokens
         left = min([output[i] - generated[i] for i in live])
         limit = min(left, self.options.max_run)
         steps = self.kv.decode_run_length(live, limit)

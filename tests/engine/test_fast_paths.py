@@ -12,20 +12,19 @@ from slidingpolicy.engine import EngineOptions, simulate
 from slidingpolicy.engine.decode_run import RUN_CHUNK, RUN_SCALAR, run_times
 from slidingpolicy.engine.metrics import token_deadline
 from slidingpolicy.engine.noise import Normals, engine_rng
-from slidingpolicy.engine.profiling import default_predictor
 from slidingpolicy.engine.simulator import _Run
 from slidingpolicy.hardware.roofline import noisy
 from slidingpolicy.policies import by_name
 from slidingpolicy.records.plan import BatchPlan
 from slidingpolicy.records.state import SchedulerState
 from slidingpolicy.workloads import Poisson, make_workload
-from tests.engine.conftest import HARDWARE, Fcfs, hardware
+from tests.engine.conftest import HARDWARE, Fcfs, hardware, predictor
 
 
 def _policy(name: str) -> Any:
     if name == "fcfs":
         return Fcfs()
-    return by_name(name, default_predictor(*HARDWARE[0]))
+    return by_name(name, predictor(*HARDWARE[0]))
 
 
 @pytest.mark.parametrize("name", ["fcfs", "sarathi", "slidingserve"])

@@ -19,7 +19,7 @@ from slidingpolicy.policies import (
     by_name,
     names,
 )
-from slidingpolicy.policy import Policy
+from slidingpolicy.policy import DecodeRunObserver, Policy
 from slidingpolicy.pricing import LatencyPredictor, LinearModel
 from slidingpolicy.pricing.budget import time_to_budget
 from slidingpolicy.records.config import SlidingConfig
@@ -33,6 +33,7 @@ from slidingpolicy.stages.order import sort_candidates
 __all__ = [
     "Allocation",
     "BatchPlan",
+    "DecodeRunObserver",
     "Diagnostics",
     "InvalidRecordError",
     "LatencyPredictor",

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol, TypeVar
+from typing import Protocol, TypeVar, runtime_checkable
 
 from slidingpolicy.records.plan import BatchPlan
 from slidingpolicy.records.request import Request
@@ -47,12 +47,20 @@ class Policy(Protocol[PolicyState]):
         """
         ...
 
+
+@runtime_checkable
+class DecodeRunObserver(Protocol[PolicyState]):
+    """A policy that can observe a run of decode-only iterations at once (optional).
+
+    The engine advances such runs in closed form, where every plan is "each decode gets one
+    token"; a policy that offers this is told about the whole run in one call, any other is
+    told about each iteration through `Policy.observe` (`engine.observation`).
+    """
+
     def observe_decodes(
         self, pstate: PolicyState, decodes: Sequence[Request], latencies: Sequence[float]
     ) -> PolicyState:
         """The state after len(latencies) decode-only iterations, iteration j giving every
         request of `decodes` (as it was before the first) one more token in latencies[j]
-        seconds. Must equal observing each of those iterations: the engine advances such
-        runs in closed form, where every plan is "each decode gets one token".
-        """
+        seconds. Must equal observing each of those iterations."""
         ...

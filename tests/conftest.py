@@ -40,3 +40,12 @@ def vidur_profile() -> Path:
     if not path.is_file():
         pytest.skip(f"reference data absent: {path} (set SLIDINGPOLICY_DATA)")
     return path
+
+
+@pytest.fixture
+def traces() -> Path:
+    """The reference traces folder, or skip."""
+    path = data_dir() / "traces"
+    if not path.is_dir():
+        pytest.skip(f"reference data absent: {path} (set SLIDINGPOLICY_DATA)")
+    return path

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.markup import escape
@@ -15,6 +16,7 @@ from slidingpolicy.cli.options import (
     TRIAL_SEEDS,
     CliError,
     GpuOpt,
+    HardwareChoice,
     ModelOpt,
     OutOpt,
     PoliciesOpt,
@@ -27,12 +29,16 @@ from slidingpolicy.cli.options import (
     TiersOpt,
     TpOpt,
     WorkersOpt,
+    WorkloadChoice,
     WorkloadOpt,
     parse_policies,
     run_spec,
     writable_folder,
 )
 from slidingpolicy.cli.output import console, fmt, progress, trying
+
+if TYPE_CHECKING:
+    from slidingpolicy.engine.capacity import CapacityResult, CapacitySpread
 
 
 def capacity(
@@ -68,20 +74,13 @@ def capacity(
     if not (math.isfinite(start) and start > 0):
         raise CliError(f"--start={start} must be a finite rate > 0")
     writable_folder(out)
-    base = run_spec(
+    checked = run_spec(
         chosen[0],
-        gpu,
-        model,
-        tp,
-        profile,
-        workload,
-        None,
-        requests,
-        seed,
-        slo_scale,
-        slo_tiers,
+        HardwareChoice(gpu, model, tp, profile),
+        WorkloadChoice(workload, requests, seed, slo_scale=slo_scale, slo_tiers=slo_tiers),
         predictor=predictor,
     )
+    base = checked.spec
     bases = [attrs.evolve(base.with_policy(p), seed=seed + j) for p in chosen for j in range(seeds)]
     with progress("capacity search", len(bases)) as ticker:
         found = capacities(
@@ -95,15 +94,31 @@ def capacity(
         out / "results.json", {"base": base.to_dict(), "capacity": [c.to_dict() for c in found]}
     )
     write_csv(out / "capacity.csv", capacity_rows(found))
-    hardware = base.hardware.build().name
+    hardware = checked.hardware.name
     spread = spreads(found)
     trial = f"{requests} requests per trial, {seeds} seed{'s' if seeds > 1 else ''}"
-    plot_capacity(
-        {s.policy: list(s.capacities) for s in spread},
-        out / "capacity.png",
-        f"capacity on {workload}, {hardware}, {trial}",
-    )
-    table = Table(title=f"capacity on {workload}, {hardware}, {trial}")
+    title = f"capacity on {workload}, {hardware}, {trial}"
+    plot_capacity({s.policy: list(s.capacities) for s in spread}, out / "capacity.png", title)
+    console.print(capacity_table(found, spread, seeds, title))
+    if seeds > 1:
+        console.print(
+            f"capacity: the mean over the seeds of the highest passing rate (each within "
+            f"{100 * PRECISION:g}%, the search precision); min–max: the lowest and highest seed"
+        )
+    else:
+        console.print(
+            "capacity: highest passing rate; lowest failing: the lowest rate above it that "
+            f"missed 99% (within {100 * PRECISION:g}%, the search precision)"
+        )
+    console.print(f"results in {out}/ (results.json, capacity.csv, capacity.png)")
+
+
+def capacity_table(
+    found: Sequence[CapacityResult], spread: Sequence[CapacitySpread], seeds: int, title: str
+) -> Table:
+    """One row per policy: its capacity, and its min–max over the seeds (or, with one seed,
+    the lowest failing rate), and the trials it took."""
+    table = Table(title=title)
     table.add_column("policy", no_wrap=True)
     table.add_column("capacity (req/s)", justify="right", no_wrap=True)
     if seeds > 1:
@@ -116,15 +131,4 @@ def capacity(
         extra = f"{fmt(s.low, 3)}–{fmt(s.high, 3)}" if seeds > 1 else fmt(mine[0].failing, 3)
         trials = str(sum(len(c.trials) for c in mine))
         table.add_row(escape(s.policy), fmt(s.mean, 3), extra, trials)
-    console.print(table)
-    if seeds > 1:
-        console.print(
-            f"capacity: the mean over the seeds of the highest passing rate (each within "
-            f"{100 * PRECISION:g}%, the search precision); min–max: the lowest and highest seed"
-        )
-    else:
-        console.print(
-            "capacity: highest passing rate; lowest failing: the lowest rate above it that "
-            f"missed 99% (within {100 * PRECISION:g}%, the search precision)"
-        )
-    console.print(f"results in {out}/ (results.json, capacity.csv, capacity.png)")
+    return table

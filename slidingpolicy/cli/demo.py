@@ -13,10 +13,12 @@ from rich.table import Table
 
 from slidingpolicy.cli.options import (
     TRIAL_SEEDS,
+    HardwareChoice,
     OutOpt,
     SeedOpt,
     SeedsOpt,
     WorkersOpt,
+    WorkloadChoice,
     run_spec,
     writable_folder,
 )
@@ -28,8 +30,8 @@ DEMO_REQUESTS = 600
 3000 × 3 (docs/decisions.md, "Capacity without bias")."""
 
 if TYPE_CHECKING:
-    from slidingpolicy.engine.capacity import CapacitySpread
-    from slidingpolicy.engine.sweep import RunSummary
+    from slidingpolicy.engine.capacity import CapacityResult, CapacitySpread
+    from slidingpolicy.engine.sweep import RunSpec, RunSummary
 
 
 def demo(
@@ -46,10 +48,7 @@ def demo(
     A short rate sweep (seed SEED), then each policy's capacity over SEEDS seeds (mean and
     min–max); a table on screen, JSON, CSV and PNG under OUT/demo.
     """
-
-    import attrs
-
-    from slidingpolicy.engine.capacity import capacities, spreads
+    from slidingpolicy.engine.capacity import spreads
     from slidingpolicy.engine.plots import plot_capacity, plot_sweep
     from slidingpolicy.engine.results import (
         capacity_rows,
@@ -67,35 +66,14 @@ def demo(
     writable_folder(folder)
     base = run_spec(
         "slidingserve",
-        "rtx3090",
-        "qwen2.5-7b",
-        2,
-        None,
-        "mixed-v1",
-        None,
-        requests,
-        seed,
-        1.0,
-        False,
-    )
+        HardwareChoice("rtx3090", "qwen2.5-7b", 2),
+        WorkloadChoice("mixed-v1", requests, seed),
+    ).spec
     policies = list(names())
     rates = [0.5, 1.0, 1.5, 2.0]
     with progress("rate sweep", len(policies) * len(rates)) as ticker:
         runs = sweep(base, policies, rates, workers, on_done=lambda _: ticker(1))
-    known = [
-        [(r.spec.rate, r.metrics.attainment) for r in runs if r.spec.label == p] for p in policies
-    ]
-    bases = [
-        attrs.evolve(base.with_policy(p), seed=seed + j) for p in policies for j in range(seeds)
-    ]
-    with progress("capacity search", len(bases)) as ticker:
-        found = capacities(
-            bases,
-            workers=workers,
-            known=[known[i] if j == 0 else [] for i in range(len(policies)) for j in range(seeds)],
-            on_done=lambda _: ticker(1),
-            on_round=lambda trials: ticker.note(trying(trials)),
-        )
+    found = demo_capacities(base, policies, runs, seeds, workers)
     write_json(
         folder / "results.json",
         {**runs_document(runs), "capacity": [c.to_dict() for c in found]},
@@ -117,6 +95,36 @@ def demo(
         f"results in {folder}/ (results.json, sweep.csv, capacity.csv, sweep.png, capacity.png)"
         f" — {time.perf_counter() - started:.0f} s"
     )
+
+
+def demo_capacities(
+    base: RunSpec,
+    policies: Sequence[str],
+    runs: Sequence[RunSummary],
+    seeds: int,
+    workers: int | None,
+) -> list[CapacityResult]:
+    """Each policy's capacity on seeds base.seed, base.seed + 1, ...; the sweep's `runs` (of
+    the first seed) are trials already known."""
+    import attrs
+
+    from slidingpolicy.engine.capacity import capacities
+
+    known = [
+        [(r.spec.rate, r.metrics.attainment) for r in runs if r.spec.label == p] for p in policies
+    ]
+    seed = base.seed
+    bases = [
+        attrs.evolve(base.with_policy(p), seed=seed + j) for p in policies for j in range(seeds)
+    ]
+    with progress("capacity search", len(bases)) as ticker:
+        return capacities(
+            bases,
+            workers=workers,
+            known=[known[i] if j == 0 else [] for i in range(len(policies)) for j in range(seeds)],
+            on_done=lambda _: ticker(1),
+            on_round=lambda trials: ticker.note(trying(trials)),
+        )
 
 
 def demo_table(

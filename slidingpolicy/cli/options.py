@@ -6,11 +6,18 @@ import math
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
+import attrs
 import typer
 
 from slidingpolicy.errors import SlidingPolicyError
+
+if TYPE_CHECKING:
+    from slidingpolicy.engine.sweep import RunSpec
+    from slidingpolicy.hardware import HardwareModel
+    from slidingpolicy.policy import Policy
+    from slidingpolicy.workloads import Poisson, TraceTimes, Workload
 
 EXIT_BAD_INPUT = 2
 EXIT_INTERRUPTED = 130
@@ -180,7 +187,7 @@ def writable_file(path: Path, option: str) -> None:
     writable_folder(path.parent, option)
 
 
-def arrivals_of(rate: float | None, trace: Path | None, requests: int) -> Any:
+def arrivals_of(rate: float | None, trace: Path | None, requests: int) -> Poisson | TraceTimes:
     """The arrival process: Poisson at --rate (default 1/s) for a synthetic workload or a trace
     without times; a trace's recorded times, rescaled to --rate only when it is given."""
     from slidingpolicy.workloads import Poisson, TraceTimes, load_trace
@@ -200,54 +207,79 @@ def arrivals_of(rate: float | None, trace: Path | None, requests: int) -> Any:
     return TraceTimes(rate)
 
 
+@attrs.frozen(slots=True)
+class HardwareChoice:
+    """--hardware, --model, --tp and --profile, as given."""
+
+    gpu: str
+    model: str
+    tp: int
+    profile: Path | None = None
+
+
+@attrs.frozen(slots=True)
+class WorkloadChoice:
+    """--workload (or --trace), --requests, --seed, --slo-scale, --slo-tiers and --rate."""
+
+    workload: str
+    requests: int
+    seed: int
+    trace: Path | None = None
+    slo_scale: float = 1.0
+    slo_tiers: bool = False
+    rate: float | None = None
+
+
+@attrs.frozen(slots=True)
+class CheckedRun:
+    """A run spec whose every name resolved, with what checking it built (once): its hardware
+    model, its workload and its policy, for a command that runs it here."""
+
+    spec: RunSpec
+    hardware: HardwareModel
+    workload: Workload
+    policy: Policy[Any]
+
+
 def run_spec(
     policy: str,
-    gpu: str,
-    model: str,
-    tp: int,
-    profile: Path | None,
-    workload: str,
-    trace: Path | None,
-    requests: int,
-    seed: int,
-    slo_scale: float,
-    slo_tiers: bool,
+    hardware: HardwareChoice,
+    workload: WorkloadChoice,
     strict: bool = False,
     predictor: Path | None = None,
-    rate: float | None = None,
-) -> Any:
-    """A checked RunSpec: every name resolved and the workload built once here, so that bad
-    input fails with one line before any worker starts."""
+) -> CheckedRun:
+    """The checked run of `policy` (a label) on `hardware` and `workload`: every name resolved
+    and the hardware, workload and policy built here, so that bad input fails with one line
+    before any worker starts."""
     from slidingpolicy.engine import EngineOptions, HardwareSpec, RunSpec, WorkloadSpec
+    from slidingpolicy.engine.sweep import predictor_of
     from slidingpolicy.policies import by_name, names
     from slidingpolicy.policies.labels import parse_label
     from slidingpolicy.workloads import workload_names
 
     name, options = parse_label(policy)
     check_known("policy", name, names())
-    if trace is None:
-        check_known("workload", workload, workload_names())
-    check_requests(requests)
-    hardware = HardwareSpec(gpu, model, tp, None if profile is None else str(profile))
-    hardware.build()
-    arrivals = arrivals_of(rate, trace, requests)
+    w = workload
+    if w.trace is None:
+        check_known("workload", w.workload, workload_names())
+    check_requests(w.requests)
+    profile = None if hardware.profile is None else str(hardware.profile)
+    hardware_spec = HardwareSpec(hardware.gpu, hardware.model, hardware.tp, profile)
+    model = hardware_spec.build()
+    arrivals = arrivals_of(w.rate, w.trace, w.requests)
+    trace = None if w.trace is None else str(w.trace)
     spec = RunSpec(
         policy=name,
         policy_options=options,
-        hardware=hardware,
-        workload=WorkloadSpec(
-            workload, requests, None if trace is None else str(trace), slo_scale, slo_tiers
-        ),
+        hardware=hardware_spec,
+        workload=WorkloadSpec(w.workload, w.requests, trace, w.slo_scale, w.slo_tiers),
         arrivals=arrivals,
-        seed=seed,
+        seed=w.seed,
         options=EngineOptions(strict=strict),
         predictor=None if predictor is None else str(predictor),
     )
-    from slidingpolicy.engine.sweep import predictor_of
-
-    by_name(name, predictor_of(spec), **dict(options))
-    spec.workload.build(arrivals, seed)
-    return spec
+    built = by_name(name, predictor_of(spec), **dict(options))
+    return CheckedRun(spec, model, spec.workload.build(arrivals, w.seed), built)
 
 
 def parse_policies(value: str) -> list[str]:

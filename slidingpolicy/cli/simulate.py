@@ -4,13 +4,15 @@ from __future__ import annotations
 
 from contextlib import ExitStack
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.table import Table
 
 from slidingpolicy.cli.options import (
+    CheckedRun,
     GpuOpt,
+    HardwareChoice,
     ModelOpt,
     OutOpt,
     PredictorOpt,
@@ -22,12 +24,16 @@ from slidingpolicy.cli.options import (
     TiersOpt,
     TpOpt,
     TraceOpt,
+    WorkloadChoice,
     WorkloadOpt,
     run_spec,
     writable_file,
     writable_folder,
 )
 from slidingpolicy.cli.output import console, fmt, ms, pct, progress
+
+if TYPE_CHECKING:
+    from slidingpolicy.engine.simulator import RunOutput
 
 
 def simulate(
@@ -68,36 +74,33 @@ def simulate(
     Writes results.json, timings.json, requests.csv (one row per request: data set, tier,
     arrival, lengths, SLOs and outcome) and requests.png under OUT.
     """
-    from slidingpolicy._io import replace_atomically
-    from slidingpolicy.codec import log_line
-    from slidingpolicy.engine.plots import plot_requests
-    from slidingpolicy.engine.results import request_rows, write_csv, write_json
-    from slidingpolicy.engine.simulator import simulate as run_engine
-    from slidingpolicy.engine.sweep import predictor_of
-    from slidingpolicy.policies import by_name
-
     writable_folder(out)
     if log is not None:
         writable_file(log, "--log")
-    spec = run_spec(
+    checked = run_spec(
         policy,
-        gpu,
-        model,
-        tp,
-        profile,
-        workload,
-        trace,
-        requests,
-        seed,
-        slo_scale,
-        slo_tiers,
+        HardwareChoice(gpu, model, tp, profile),
+        WorkloadChoice(workload, requests, seed, trace, slo_scale, slo_tiers, rate),
         strict,
         predictor,
-        rate,
     )
-    work = spec.workload.build(spec.arrivals, spec.seed)
-    engine_policy = by_name(policy, predictor_of(spec))
-    hardware = spec.hardware.build()
+    output = run_checked(checked, policy, log)
+    write_results(out, checked, output, policy)
+    console.print(
+        metrics_table(output, f"{policy} on {checked.spec.workload.label}, {requests} requests")
+    )
+    if output.stalled:
+        console.print("[yellow]stalled: some requests could never be scheduled[/yellow]")
+    console.print(f"results in {out}/")
+
+
+def run_checked(checked: CheckedRun, label: str, log: Path | None) -> RunOutput:
+    """Simulate the checked run, with a progress bar, writing every (state, plan) to `log`."""
+    from slidingpolicy._io import replace_atomically
+    from slidingpolicy.codec import log_line
+    from slidingpolicy.engine.simulator import simulate as run_engine
+
+    spec = checked.spec
     with ExitStack() as stack:
         on_plan = None
         if log is not None:
@@ -106,17 +109,24 @@ def simulate(
             def on_plan(state: Any, plan: Any, budget: int) -> None:
                 handle.write(log_line(state, plan, budget) + "\n")
 
-        with progress(f"{policy}", len(work)) as advance:
-            output = run_engine(
-                engine_policy,
-                work,
-                hardware,
-                seed,
+        with progress(f"{label}", len(checked.workload)) as advance:
+            return run_engine(
+                checked.policy,
+                checked.workload,
+                checked.hardware,
+                spec.seed,
                 spec.options,
                 on_plan=on_plan,
                 progress=advance,
             )
-    m = output.metrics
+
+
+def write_results(out: Path, checked: CheckedRun, output: RunOutput, label: str) -> None:
+    """results.json, timings.json, requests.csv and requests.png under `out`."""
+    from slidingpolicy.engine.plots import plot_requests
+    from slidingpolicy.engine.results import request_rows, write_csv, write_json
+
+    spec, work, m = checked.spec, checked.workload, output.metrics
     rows = request_rows(work, output.outcome)
     write_json(
         out / "results.json",
@@ -134,10 +144,15 @@ def simulate(
         work,
         output.outcome,
         out / "requests.png",
-        f"{policy} on {Path(spec.workload.label).name}, {requests} requests, {hardware.name}\n"
-        f"{pct(m.attainment)} met their SLO",
+        f"{label} on {Path(spec.workload.label).name}, {spec.workload.requests} requests, "
+        f"{checked.hardware.name}\n{pct(m.attainment)} met their SLO",
     )
-    table = Table(title=f"{policy} on {spec.workload.label}, {requests} requests")
+
+
+def metrics_table(output: RunOutput, title: str) -> Table:
+    """The run's attainment, latencies, throughput and engine figures, one per row."""
+    m = output.metrics
+    table = Table(title=title)
     table.add_column("metric")
     table.add_column("value", justify="right")
     for name, value in (
@@ -156,7 +171,4 @@ def simulate(
         ("policy CPU per decision p50 (µs)", fmt(output.stats.policy_cpu_p50 * 1e6, 0)),
     ):
         table.add_row(name, value)
-    console.print(table)
-    if output.stalled:
-        console.print("[yellow]stalled: some requests could never be scheduled[/yellow]")
-    console.print(f"results in {out}/")
+    return table

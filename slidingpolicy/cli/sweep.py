@@ -12,6 +12,7 @@ from rich.table import Table
 from slidingpolicy.cli.options import (
     TRIAL_REQUESTS,
     GpuOpt,
+    HardwareChoice,
     ModelOpt,
     OutOpt,
     PoliciesOpt,
@@ -23,6 +24,7 @@ from slidingpolicy.cli.options import (
     TiersOpt,
     TpOpt,
     WorkersOpt,
+    WorkloadChoice,
     WorkloadOpt,
     parse_policies,
     parse_rates,
@@ -64,26 +66,19 @@ def sweep_command(
     chosen = parse_policies(policy)
     rate_list = parse_rates(rates)
     writable_folder(out)
-    base = run_spec(
+    checked = run_spec(
         chosen[0],
-        gpu,
-        model,
-        tp,
-        profile,
-        workload,
-        None,
-        requests,
-        seed,
-        slo_scale,
-        slo_tiers,
+        HardwareChoice(gpu, model, tp, profile),
+        WorkloadChoice(workload, requests, seed, slo_scale=slo_scale, slo_tiers=slo_tiers),
         predictor=predictor,
     )
+    base = checked.spec
     with progress("sweep", len(chosen) * len(rate_list)) as ticker:
         runs = sweep(base, chosen, rate_list, workers, on_done=lambda _: ticker(1))
     write_json(out / "results.json", runs_document(runs))
     write_json(out / "timings.json", timings_document(runs))
     write_csv(out / "sweep.csv", sweep_rows(runs))
-    hardware = base.hardware.build().name
+    hardware = checked.hardware.name
     plot_sweep(runs, out / "sweep.png", f"{workload}, {hardware}, {requests} requests per run")
     table = Table(title=f"SLO attainment on {workload}")
     table.add_column("policy", no_wrap=True)

@@ -9,6 +9,7 @@ from typing import Any
 from slidingpolicy.engine.simulator import simulate
 from slidingpolicy.engine.sweep import RunSpec, predictor_of
 from slidingpolicy.policies import by_name
+from slidingpolicy.policy import DecodeRunObserver
 from slidingpolicy.pricing.fit import Sample
 from slidingpolicy.records.plan import BatchPlan
 from slidingpolicy.records.request import Request
@@ -47,6 +48,10 @@ class Recording:
             )
         return self.inner.observe(pstate, state, plan, latency)
 
+
+class RecordingDecodeRuns(Recording):
+    """A `Recording` of a `DecodeRunObserver`, observing decode-only runs at once as it does."""
+
     def observe_decodes(
         self, pstate: Any, decodes: Sequence[Request], latencies: Sequence[float]
     ) -> Any:
@@ -57,9 +62,14 @@ class Recording:
         return self.inner.observe_decodes(pstate, decodes, latencies)
 
 
+def recording(inner: Any) -> Recording:
+    """A recording of `inner` that observes decode-only runs the way `inner` does."""
+    return RecordingDecodeRuns(inner) if isinstance(inner, DecodeRunObserver) else Recording(inner)
+
+
 def engine_samples(spec: RunSpec) -> list[Sample]:
     """Every batch the run `spec` executes, with its measured (noisy) latency."""
-    policy = Recording(by_name(spec.policy, predictor_of(spec), **dict(spec.policy_options)))
+    policy = recording(by_name(spec.policy, predictor_of(spec), **dict(spec.policy_options)))
     workload = spec.workload.build(spec.arrivals, spec.seed)
     simulate(policy, workload, spec.hardware.build(), spec.seed, spec.options)
     return policy.samples

@@ -18,7 +18,8 @@ with one worker, 0.8213 with two), so the result is the same on any machine.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Generator, Sequence
+from collections.abc import Callable, Generator, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 import attrs
@@ -113,10 +114,7 @@ def capacities(
     prior = [list(t) for t in known] if known is not None else [[] for _ in bases]
     searches = [_search(start, precision, target, 1, p) for p in prior]
     trials: list[list[Trial]] = [list(p) for p in prior]
-    specs: list[RunSpec] = []
-    for base in bases:
-        allowed = base.workload.requests - math.ceil(target * base.workload.requests)
-        specs.append(attrs.evolve(base, options=attrs.evolve(base.options, miss_budget=allowed)))
+    specs = [_stopping_early(base, target) for base in bases]
     results: list[CapacityResult | None] = [None] * len(bases)
     pending: dict[int, list[float]] = {}
 
@@ -133,8 +131,7 @@ def capacities(
             if on_done is not None:
                 on_done(found)
 
-    pool = WorkerPool(count) if count > 1 else None
-    try:
+    with _pool(count) as pool:
         for i in range(len(bases)):
             advance(i, None)
         while pending:
@@ -152,6 +149,23 @@ def capacities(
                 got.setdefault(i, []).append(summary.metrics.attainment)
             for i, attainments in got.items():
                 advance(i, attainments)
+    return [r for r in results if r is not None]
+
+
+def _stopping_early(base: RunSpec, target: float) -> RunSpec:
+    """`base`, stopping once more of its requests have missed than `target` attainment
+    allows (the trial has then failed)."""
+    allowed = base.workload.requests - math.ceil(target * base.workload.requests)
+    return attrs.evolve(base, options=attrs.evolve(base.options, miss_budget=allowed))
+
+
+@contextmanager
+def _pool(count: int) -> Iterator[WorkerPool | None]:
+    """`count` worker processes (None for one: trials run here), abandoned (killed) if the
+    search fails, shut down in any case."""
+    pool = WorkerPool(count) if count > 1 else None
+    try:
+        yield pool
     except BaseException:
         if pool is not None:
             pool.abandon()
@@ -159,7 +173,6 @@ def capacities(
     finally:
         if pool is not None:
             pool.shutdown()
-    return [r for r in results if r is not None]
 
 
 def capacity_search(

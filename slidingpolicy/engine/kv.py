@@ -14,12 +14,13 @@ drops the prefills that cannot be admitted and preempts, as vLLM does (`simulato
 
 The cache is the engine's own mutable bookkeeping; nothing here is shown to a policy. It keeps
 its columns as Python lists (the engine touches a handful of requests per iteration, where
-lists are several times cheaper than numpy); `tokens` and `blocks` read them as arrays.
+lists are several times cheaper than numpy).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import overload
 
 import numpy as np
 from numpy.typing import NDArray
@@ -29,8 +30,16 @@ from slidingpolicy.errors import InvalidRecordError
 IntArray = NDArray[np.int64]
 
 
+@overload
+def blocks_for(tokens: int, block: int) -> int: ...
+
+
+@overload
+def blocks_for(tokens: IntArray, block: int) -> IntArray: ...
+
+
 def blocks_for(tokens: IntArray | int, block: int) -> IntArray | int:
-    """ceil(tokens / block), elementwise."""
+    """ceil(tokens / block), elementwise: the blocks that hold `tokens` slots."""
     return -(-tokens // block)
 
 
@@ -54,16 +63,6 @@ class KVCache:
         """Blocks each request holds."""
         self.prompt_list: list[int] = [0] * num_requests
         """The prompt each request was admitted with (slots reserved for its prefill)."""
-
-    @property
-    def tokens(self) -> IntArray:
-        """`token_list` as an array (a copy)."""
-        return np.array(self.token_list, dtype=np.int64)
-
-    @property
-    def blocks(self) -> IntArray:
-        """`block_list` as an array (a copy)."""
-        return np.array(self.block_list, dtype=np.int64)
 
     @property
     def capacity_tokens(self) -> int:
@@ -96,9 +95,25 @@ class KVCache:
                 spare += 1
         return self.free_blocks * self.block + spare
 
+    def free_tokens_over_run(self, indices: Sequence[int], steps: int) -> list[int]:
+        """`free_tokens(indices)` before each of `steps` decode-only iterations from now, each
+        writing one slot per request of `indices` (every one holding blocks, its prompt
+        written)."""
+        block = self.block
+        tokens = [self.token_list[i] for i in indices]
+        held = [self.block_list[i] for i in indices]
+        result: list[int] = []
+        for j in range(steps):
+            grown = sum(
+                [max(blocks_for(t + j, block) - h, 0) for t, h in zip(tokens, held, strict=True)]
+            )
+            spare = sum([1 for t in tokens if (t + j) % block])
+            result.append((self.free_blocks - grown) * block + spare)
+        return result
+
     def admit(self, index: int, prompt_tokens: int) -> None:
         """Reserve the blocks of request `index`'s whole prompt as its prefill starts."""
-        need = -(-prompt_tokens // self.block)
+        need = blocks_for(prompt_tokens, self.block)
         if self.block_list[index] or need > self.free_blocks:
             raise RuntimeError("kv cache: admitted a request that holds blocks or does not fit")
         self.block_list[index] = need
@@ -111,7 +126,7 @@ class KVCache:
         tokens, blocks, block = self.token_list, self.block_list, self.block
         return sum(
             [
-                max(-(-(tokens[i] + c) // block) - blocks[i], 0)
+                max(blocks_for(tokens[i] + c, block) - blocks[i], 0)
                 for i, c in zip(indices, chunks, strict=True)
             ]
         )
@@ -124,7 +139,7 @@ class KVCache:
         for i, c in zip(index, chunk, strict=True):
             t = tokens[i] + c
             tokens[i] = t
-            b = -(-t // block)
+            b = blocks_for(t, block)
             if b > blocks[i]:
                 grown += b - blocks[i]
                 blocks[i] = b
@@ -153,7 +168,7 @@ class KVCache:
         block, free = self.block, self.free_blocks
 
         def fits(k: int) -> bool:
-            return sum([-(-(t + k) // block) for t in tokens]) - held <= free
+            return sum([blocks_for(t + k, block) for t in tokens]) - held <= free
 
         if limit <= 0 or not fits(1):
             return 0

@@ -29,6 +29,7 @@ import attrs
 import numpy as np
 from numpy.typing import NDArray
 
+from slidingpolicy.records.request import next_token_deadline
 from slidingpolicy.workloads import WorkloadColumns
 
 FloatArray = NDArray[np.float64]
@@ -43,9 +44,8 @@ PERCENTILES = (50, 90, 99)
 def token_deadline(
     arrival: FloatArray, ttft: FloatArray, tbt: FloatArray, k: IntArray
 ) -> FloatArray:
-    """d_k = a + L_ttft + (k − 1)·L_tbt, elementwise (eq. 1)."""
-    deadline: FloatArray = arrival + ttft + (k - 1) * tbt
-    return deadline
+    """d_k = a + L_ttft + (k − 1)·L_tbt, elementwise: token k's deadline (eq. 1)."""
+    return next_token_deadline(arrival, ttft, tbt, k - 1)
 
 
 def percentile(values: FloatArray, q: float, weights: IntArray | None = None) -> float:
@@ -137,9 +137,10 @@ class TokenLog:
         arrival, ttft, tbt = self._arrival, self._ttft, self._tbt
         gaps = self._step_gaps
         for i in indices.tolist() if isinstance(indices, np.ndarray) else indices:
-            k = counts[i] + 1
+            generated = counts[i]
+            k = generated + 1
             counts[i] = k
-            lateness = now - (arrival[i] + ttft[i] + (k - 1) * tbt[i])
+            lateness = now - next_token_deadline(arrival[i], ttft[i], tbt[i], generated)
             if lateness > late[i]:
                 if lateness > 0.0 >= late[i]:
                     self.late_count += 1

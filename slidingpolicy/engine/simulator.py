@@ -10,7 +10,7 @@ Engine state lives in columns indexed by request (workload order): Python lists 
 iteration touches per request (a handful of requests; lists are several times cheaper than
 numpy there), numpy where a whole run or the whole workload is computed at once. The `Request`
 records a policy sees are built once per request and rebuilt only for the requests an iteration
-changed; the snapshot is built with `SchedulerState.unchecked` from those records, which the
+changed; the snapshot is built with `trusted.trusted_state` from those records, which the
 engine keeps valid.
 
 Choices the spec leaves to the engine, documented here:
@@ -41,8 +41,9 @@ Choices the spec leaves to the engine, documented here:
   advances all iterations up to the next event (an arrival, a request finishing, a KV block
   boundary that no longer fits) at once, with the hardware's `decode_latencies`, drawing the
   same noise in the same order: the results are those of stepping (tested byte for byte). The
-  policy observes every iteration through `observe_decodes(pstate, decodes, latencies)`, which
-  the Policy protocol requires to equal observing each iteration.
+  policy observes every iteration through `observation.observe_decode_run`: at once where it
+  is a `DecodeRunObserver` (which must equal observing each iteration), else one iteration at
+  a time, with the state and the plan stepping would have had.
 - The output length of a request is the workload's; the policy is not told it
   (`max_new_tokens` is None), as a real server does not know it.
 - A run ends when every request has completed, or when nothing can run and nothing more
@@ -53,42 +54,47 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Callable
+from typing import Any, cast
 
 import attrs
 import numpy as np
 from numpy.typing import NDArray
 
 from slidingpolicy import _validate
-from slidingpolicy.engine.kv import KVCache
+from slidingpolicy.engine.decode_run import run_times
+from slidingpolicy.engine.errors import EngineError, PlanViolationError
+from slidingpolicy.engine.kv import KVCache, blocks_for
+from slidingpolicy.engine.memory import fit_kv
 from slidingpolicy.engine.metrics import Metrics, RequestOutcome, TokenLog, outcome, summarize
-from slidingpolicy.errors import InvalidRecordError, SlidingPolicyError
+from slidingpolicy.engine.noise import Normals, engine_rng
+from slidingpolicy.engine.observation import observe_decode_run
+from slidingpolicy.engine.table import RequestTable
+from slidingpolicy.engine.trusted import trusted_state
+from slidingpolicy.errors import InvalidRecordError
 from slidingpolicy.hardware import HardwareModel
-from slidingpolicy.invariants import Violation, check_plan
+from slidingpolicy.invariants import check_plan
+from slidingpolicy.policy import DecodeRunObserver
 from slidingpolicy.records.plan import Allocation, BatchPlan
-from slidingpolicy.records.request import Request
+from slidingpolicy.records.request import Request, next_token_deadline
 from slidingpolicy.records.state import SchedulerState
 from slidingpolicy.workloads import Workload
 
+__all__ = [
+    "EngineError",
+    "EngineOptions",
+    "EngineStats",
+    "PlanViolationError",
+    "Probe",
+    "RunOutput",
+    "StateHook",
+    "engine_rng",
+    "simulate",
+]
+
 IntArray = NDArray[np.int64]
-FloatArray = NDArray[np.float64]
 
 THROUGHPUT_PROBE_TOKENS = 512
-
-
-class PlanViolationError(SlidingPolicyError):
-    """A policy's plan broke invariants in strict mode; the message names policy and invariants."""
-
-    def __init__(self, policy: str, now: float, violations: Sequence[Violation]) -> None:
-        listed = "; ".join(str(v) for v in violations)
-        super().__init__(f"policy {policy!r} at t={now:.6f}s broke {listed}")
-        self.policy = policy
-        self.violations = tuple(violations)
-
-
-class EngineError(SlidingPolicyError):
-    """A plan the engine cannot run (unknown id, more tokens than a request has left)."""
 
 
 @attrs.frozen(slots=True)
@@ -166,16 +172,6 @@ Probe = Callable[[float, int, int, IntArray, IntArray], None]
 request indices that produced tokens, how many each): what the conservation tests watch."""
 
 
-def noise_sigma(hardware: HardwareModel) -> float:
-    """The log-normal sigma of a built-in hardware model's noise (roofline or profiled)."""
-    sigma = getattr(hardware, "noise_sigma", None)
-    if sigma is None:
-        sigma = getattr(getattr(hardware, "roofline", None), "noise_sigma", None)
-    if sigma is None:
-        raise InvalidRecordError("hardware", "noise_sigma", f"{hardware.name!r} has none")
-    return float(sigma)
-
-
 def simulate(
     policy: Any,
     workload: Workload,
@@ -192,58 +188,70 @@ def simulate(
     return run.run(progress)
 
 
-def engine_rng(seed: int) -> np.random.Generator:
-    """The run's noise generator: its own stream, apart from the workload's."""
-    return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(0xE,)))
+class Tally:
+    """What the engine counts as it runs: iterations, decisions, closed-form runs, the policy's
+    CPU time per decision, and the predictor's error where an iteration ran prefill tokens."""
+
+    def __init__(self) -> None:
+        self.iterations = 0
+        self.decisions = 0
+        self.decode_runs = 0
+        self.run_iterations = 0
+        self.cpu: list[float] = []
+        self.pred_abs = 0.0
+        self.pred_signed = 0.0
+        self.pred_count = 0
+
+    def prediction(self, predicted: float, measured: float) -> None:
+        """Count the error of one predicted latency."""
+        error = predicted - measured
+        self.pred_abs += abs(error)
+        self.pred_signed += error
+        self.pred_count += 1
+
+    def errors(self) -> tuple[float, float, int]:
+        """Σ|error|, Σ error and their count, as `summarize` takes them."""
+        return self.pred_abs, self.pred_signed, self.pred_count
+
+    def stats(self, wall: float) -> EngineStats:
+        """The engine figures of a run that took `wall` seconds."""
+        cpu = np.array(self.cpu)
+        return EngineStats(
+            decisions=self.decisions,
+            decode_runs=self.decode_runs,
+            run_iterations=self.run_iterations,
+            wall_seconds=wall,
+            policy_cpu_seconds=float(cpu.sum()),
+            policy_cpu_p50=float(np.percentile(cpu, 50)) if cpu.size else math.nan,
+            policy_cpu_p99=float(np.percentile(cpu, 99)) if cpu.size else math.nan,
+        )
 
 
-class Normals:
-    """The standard normals of a generator, drawn in blocks and handed out in order.
-
-    numpy draws an array of normals one by one from the same stream as single draws, so the
-    sequence handed out is exactly that of calling `rng.standard_normal()` each time (tested);
-    the noise is then `latency · exp(sigma · z)`, as in `hardware.roofline.noisy`.
-    """
-
-    def __init__(self, rng: np.random.Generator, block: int = 1024) -> None:
-        self.rng = rng
-        self.block = block
-        self.buffer: list[float] = []
-        self.position = 0
-
-    def take(self) -> float:
-        """The next normal."""
-        if self.position == len(self.buffer):
-            self.buffer = self.rng.standard_normal(self.block).tolist()
-            self.position = 0
-        z = self.buffer[self.position]
-        self.position += 1
-        return z
-
-    def peek(self, k: int) -> list[float]:
-        """The next `k` normals, without taking them."""
-        if self.position + k > len(self.buffer):
-            fresh: list[float] = self.rng.standard_normal(max(self.block, k)).tolist()
-            self.buffer = self.buffer[self.position :] + fresh
-            self.position = 0
-        return self.buffer[self.position : self.position + k]
-
-    def skip(self, k: int) -> None:
-        """Take `k` normals that `peek` returned."""
-        self.position += k
+def kv_cache(table: RequestTable, hardware: HardwareModel, options: EngineOptions) -> KVCache:
+    """The run's KV cache; InvalidRecordError naming the first request that could never fit."""
+    capacity = options.kv_capacity_tokens or hardware.kv_capacity_tokens
+    kv = KVCache(capacity, hardware.kv_block_size, table.n)
+    need = table.columns.prompt + table.columns.output
+    too_big = np.flatnonzero(need > kv.capacity_tokens)
+    if too_big.size:
+        i = int(too_big[0])
+        raise InvalidRecordError(
+            f"request {table.ids[i]!r}",
+            "prompt_tokens",
+            f"+ output = {int(need[i])} tokens exceed the KV capacity "
+            f"{kv.capacity_tokens}: it could never run",
+        )
+    return kv
 
 
-RUN_CHUNK = 32
-"""Decode-run iterations priced per batch at first (doubling up to `EngineOptions.max_run`):
-a run usually ends at the next arrival, well before the KV or the output lengths end it."""
-
-RUN_SCALAR = 16
-"""Decode-run iterations priced one by one first, where the hardware offers `decode_pricer`
-(most runs are short: numpy's overhead per call would dominate them)."""
+def initial_throughput(hardware: HardwareModel) -> float:
+    """ρ_t before any prefill: the noise-free rate on one 512-token prompt (module doc)."""
+    probe = np.array([THROUGHPUT_PROBE_TOKENS], dtype=np.int64)
+    return THROUGHPUT_PROBE_TOKENS / hardware.latency(probe, np.zeros(1, np.int64))
 
 
 class _Run:
-    """One simulation's mutable state (engine-only; no policy sees it)."""
+    """One simulation: the loop, one step, one closed-form decode run (engine-only state)."""
 
     def __init__(
         self,
@@ -255,214 +263,132 @@ class _Run:
         on_plan: StateHook | None,
     ) -> None:
         self.policy = policy
+        self.observes_runs = isinstance(policy, DecodeRunObserver)
         self.hardware = hardware
         self.options = options
         self.on_plan = on_plan
-        self.rng = engine_rng(seed)
-        self.normals = Normals(self.rng)
-        # Optional list-based entry points of the built-in hardware models (same floats).
-        self._latency_of: Callable[[list[int], list[int]], float] | None = getattr(
-            hardware, "latency_of", None
-        )
-        self.sigma = noise_sigma(hardware)
+        self.probe: Probe | None = None
+        self.normals = Normals(engine_rng(seed))
+        self.sigma = float(hardware.noise_sigma)
         columns = workload.columns()
-        self.columns = columns
-        n = len(workload)
-        self.n = n
-        self.ids = [r.id for r in workload.requests]
-        self.index = {rid: i for i, rid in enumerate(self.ids)}
-        self.arrival = columns.arrival.tolist()
-        self.ttft = columns.ttft.tolist()
-        self.admitted_ttft = list(self.ttft)
-        """The TTFT SLO of each request's current admission: L_ttft + g·L_tbt after a recompute
-        of g tokens, so that its deadline stays eq. 1's deadline of token g + 1."""
-        self.tbt = columns.tbt.tolist()
-        self.output = columns.output
-        capacity = options.kv_capacity_tokens or hardware.kv_capacity_tokens
-        self.kv = KVCache(capacity, hardware.kv_block_size, n)
-        need = columns.prompt + columns.output
-        too_big = np.flatnonzero(need > self.kv.capacity_tokens)
-        if too_big.size:
-            i = int(too_big[0])
-            raise InvalidRecordError(
-                f"request {self.ids[i]!r}",
-                "prompt_tokens",
-                f"+ output = {int(need[i])} tokens exceed the KV capacity "
-                f"{self.kv.capacity_tokens}: it could never run",
-            )
-        self.prompt: list[int] = columns.prompt.tolist()
-        self.prefilled: list[int] = [0] * n
-        self.base: list[int] = [0] * n
-        self.output_tokens: list[int] = columns.output.tolist()
         self.log = TokenLog(columns)
-        self.generated = self.log.counts
-        self.records: list[Request | None] = [None] * n
-        self.live: list[int] = []
-        self.not_decoding = 0
-        self.next_arrival = 0
+        self.table = RequestTable([r.id for r in workload.requests], columns, self.log)
+        self.kv = kv_cache(self.table, hardware, options)
         self.now = 0.0
-        self.iterations = 0
-        probe = np.array([THROUGHPUT_PROBE_TOKENS], dtype=np.int64)
-        self.throughput = THROUGHPUT_PROBE_TOKENS / hardware.latency(probe, np.zeros(1, np.int64))
-        self.pred_abs = 0.0
-        self.pred_signed = 0.0
-        self.pred_count = 0
-        self.decisions = 0
-        self.decode_runs = 0
-        self.run_iterations = 0
-        self.cpu: list[float] = []
+        self.throughput = initial_throughput(hardware)
+        self.tally = Tally()
         self.stalled = False
         self._next_miss_check = 0
-        self.probe: Probe | None = None
-
-    # --- records -------------------------------------------------------------------------
-
-    def _refresh(self, indices: list[int]) -> None:
-        """(Re)build the records of live requests `indices` from the columns, in the terms of
-        their current admission (after a recompute, `generated` counts from it and `ttft_slo`
-        makes the deadline that of its next token, module doc)."""
-        records, ids, arrival, prompt = self.records, self.ids, self.arrival, self.prompt
-        prefilled, generated, base = self.prefilled, self.generated, self.base
-        ttft, tbt, build = self.admitted_ttft, self.tbt, Request.unchecked
-        for i in indices:
-            records[i] = build(
-                ids[i], arrival[i], prompt[i], prefilled[i], generated[i] - base[i], ttft[i], tbt[i]
-            )
-
-    def _admit_arrivals(self) -> None:
-        while self.next_arrival < self.n and self.arrival[self.next_arrival] <= self.now:
-            i = self.next_arrival
-            self._refresh([i])
-            self.live.append(i)
-            self.not_decoding += 1
-            self.next_arrival += 1
-
-    def snapshot(self) -> SchedulerState:
-        """The state a policy decides on now: every live request the cache can serve — each
-        admitted one, and each waiting one whose whole prompt fits in the free blocks — and
-        `KVCache.free_tokens` of them, computed in the same pass. Unchecked: the engine keeps
-        its records valid, unique by workload id and arrived by `now` (`tests/engine` checks
-        it against the checked constructor)."""
-        records, prompt = self.records, self.prompt
-        kv = self.kv
-        tokens, reserved, blocks, block = kv.token_list, kv.prompt_list, kv.block_list, kv.block
-        free = kv.free_blocks
-        shown: list[Request] = []
-        spare = 0
-        for i in self.live:
-            if blocks[i]:
-                left = reserved[i] - tokens[i]
-                if left > 0:
-                    spare += left
-                elif tokens[i] % block:
-                    spare += 1
-            elif -(-prompt[i] // block) > free:
-                continue
-            shown.append(records[i])  # type: ignore[arg-type]
-        return SchedulerState.unchecked(
-            self.now, tuple(shown), self.throughput, free * block + spare
-        )
 
     # --- main loop -----------------------------------------------------------------------
 
     def run(self, progress: Callable[[int], None] | None) -> RunOutput:
+        """Run to the end (module doc), reporting each newly completed request to `progress`."""
         started = time.perf_counter()
-        reported = 0
         pstate = self.policy.init()
         budget = int(self.policy.token_budget)
+        table = self.table
+        reported = 0
         stopped = False
         while True:
-            if self.options.miss_budget is not None and self.iterations >= self._next_miss_check:
-                self._next_miss_check = self.iterations + 32
-                if self._certain_misses() > self.options.miss_budget:
-                    stopped = True
+            if self._over_miss_budget():
+                stopped = True
+                break
+            table.admit_arrivals(self.now)
+            if not table.live:
+                if table.next_arrival >= table.n:
                     break
-            self._admit_arrivals()
-            if not self.live:
-                if self.next_arrival >= self.n:
-                    break
-                self.now = max(self.now, self.arrival[self.next_arrival])
+                self.now = max(self.now, table.next_arrival_time())
                 continue
-            if self.options.closed_form and self.not_decoding == 0 and len(self.live) <= budget:
+            if self.options.closed_form and table.not_decoding == 0 and len(table.live) <= budget:
                 advanced, pstate = self._decode_run(pstate)
                 if advanced:
                     continue
             pstate, progressed = self._step(pstate, budget)
             if not progressed:
-                if self.next_arrival < self.n:
-                    self.now = max(self.now, self.arrival[self.next_arrival])
+                if table.next_arrival < table.n:
+                    self.now = max(self.now, table.next_arrival_time())
                     continue
                 self.stalled = True
                 break
             if progress is not None:
-                done = self.n - len(self.live) - (self.n - self.next_arrival)
+                done = table.next_arrival - len(table.live)
                 if done > reported:
                     progress(done - reported)
                     reported = done
-        wall = time.perf_counter() - started
-        metrics = summarize(
-            self.log,
-            self.now,
-            self.iterations,
-            (self.pred_abs, self.pred_signed, self.pred_count),
-        )
-        cpu = np.array(self.cpu)
-        stats = EngineStats(
-            decisions=self.decisions,
-            decode_runs=self.decode_runs,
-            run_iterations=self.run_iterations,
-            wall_seconds=wall,
-            policy_cpu_seconds=float(cpu.sum()),
-            policy_cpu_p50=float(np.percentile(cpu, 50)) if cpu.size else math.nan,
-            policy_cpu_p99=float(np.percentile(cpu, 99)) if cpu.size else math.nan,
-        )
+        return self._output(pstate, stopped, time.perf_counter() - started)
+
+    def _output(self, pstate: Any, stopped: bool, wall: float) -> RunOutput:
+        tally = self.tally
+        metrics = summarize(self.log, self.now, tally.iterations, tally.errors())
         return RunOutput(
             metrics,
             outcome(self.log),
             self.now,
             self.stalled,
-            stats,
+            tally.stats(wall),
             stopped,
             self.kv.used_blocks,
             pstate,
         )
 
+    def _over_miss_budget(self) -> bool:
+        """Whether more requests than `miss_budget` have certainly missed (checked every 32
+        iterations)."""
+        budget = self.options.miss_budget
+        if budget is None or self.tally.iterations < self._next_miss_check:
+            return False
+        self._next_miss_check = self.tally.iterations + 32
+        return self._certain_misses() > budget
+
     def _certain_misses(self) -> int:
         """Requests that have missed for sure: a late token, or a passed deadline unserved."""
         # The arrived requests that have not completed are the live ones; a completed one
         # missed iff one of its tokens was late (counted by the log as it happens).
-        log, now = self.log, self.now
-        late, generated = log.late, self.generated
-        arrival, ttft, tbt = self.arrival, self.ttft, self.tbt
+        log, table, now = self.log, self.table, self.now
+        late, generated = log.late, log.counts
+        arrival, ttft, tbt, due = table.arrival, table.ttft, table.tbt, next_token_deadline
         due_passed = 0
-        for i in self.live:
-            if late[i] <= 0.0 and arrival[i] + ttft[i] + generated[i] * tbt[i] < now:
+        for i in table.live:
+            if late[i] <= 0.0 and due(arrival[i], ttft[i], tbt[i], generated[i]) < now:
                 due_passed += 1
         return log.late_count + due_passed
+
+    # --- one iteration -------------------------------------------------------------------
+
+    def snapshot(self) -> SchedulerState:
+        """The state a policy decides on now: every live request the cache can serve — each
+        admitted one, and each waiting one whose whole prompt fits in the free blocks — and
+        `KVCache.free_tokens` of the live requests. Trusted: the engine keeps its records
+        valid, unique by workload id and arrived by `now` (`tests/engine` checks it against
+        the checked constructor)."""
+        table, kv = self.table, self.kv
+        records, prompt, live = table.records, table.prompt, table.live
+        blocks, block, free = kv.block_list, kv.block, kv.free_blocks
+        shown = [records[i] for i in live if blocks[i] or blocks_for(prompt[i], block) <= free]
+        return trusted_state(
+            self.now,
+            tuple(shown),  # type: ignore[arg-type]
+            self.throughput,
+            kv.free_tokens(live),
+        )
 
     def _step(self, pstate: Any, budget: int) -> tuple[Any, bool]:
         """Plan, check, run and apply one iteration; False when it ran nothing and preempted
         nothing (the caller then waits for an arrival)."""
         state = self.snapshot()
-        started = time.process_time()
-        plan, pstate = self.policy.plan(pstate, state)
-        self.cpu.append(time.process_time() - started)
-        self.decisions += 1
-        if self.options.strict:
-            violations = check_plan(state, plan, token_budget=budget)
-            if violations:
-                raise PlanViolationError(str(self.policy.name), self.now, violations)
-        if self.on_plan is not None:
-            self.on_plan(state, plan, budget)
+        plan, pstate = self._plan(pstate, state, budget)
+        name, table = self.policy.name, self.table
         for rid in plan.preempted:
-            self._preempt(self._lookup(rid, "preempted"))
-        indices, chunks = self._batch(plan)
-        indices, chunks, dropped, freed = self._fit_kv(indices, chunks)
+            self._preempt(table.lookup(rid, name, "preempted"))
+        indices, chunks = table.batch(plan, name)
+        fitted = fit_kv(self.kv, table.prompt, table.live, indices, chunks, self._preempt)
+        indices, chunks = fitted.indices, fitted.chunks
         if not indices:
-            return pstate, bool(plan.preempted) or freed
+            return pstate, bool(plan.preempted) or fitted.preempted
         executed = plan
-        if dropped:
-            ids = self.ids
+        if fitted.dropped:
+            ids = table.ids
             executed = attrs.evolve(
                 plan,
                 allocations=tuple(
@@ -471,10 +397,7 @@ class _Run:
             )
         latency, was_prefill, prefill_tokens = self._execute(indices, chunks)
         if prefill_tokens:
-            error = plan.predicted_latency - latency
-            self.pred_abs += abs(error)
-            self.pred_signed += error
-            self.pred_count += 1
+            self.tally.prediction(plan.predicted_latency, latency)
             memory = self.options.throughput_memory
             rate = prefill_tokens / latency
             self.throughput = memory * self.throughput + (1.0 - memory) * rate
@@ -482,94 +405,30 @@ class _Run:
         pstate = self.policy.observe(pstate, state, executed, latency)
         return pstate, True
 
-    def _lookup(self, rid: str, role: str) -> int:
-        i = self.index.get(rid)
-        if i is None or self.records[i] is None:
-            raise self._not_live(rid, role)
-        return i
-
-    def _not_live(self, rid: str, role: str) -> EngineError:
-        return EngineError(f"policy {self.policy.name!r}: {role} id {rid!r} is not a live request")
-
-    def _batch(self, plan: BatchPlan) -> tuple[list[int], list[int]]:
-        """The plan as request indices and chunks, checked against what each request has left."""
-        index, records, prompt, prefilled = self.index, self.records, self.prompt, self.prefilled
-        found: list[int] = []
-        chunks: list[int] = []
-        for allocation in plan.allocations:
-            i = index.get(allocation.request_id)
-            if i is None or records[i] is None:
-                raise self._not_live(allocation.request_id, "allocated")
-            c = allocation.tokens
-            if c > max(prompt[i] - prefilled[i], 1):
-                raise EngineError(
-                    f"policy {self.policy.name!r}: allocation {allocation!r} does not fit "
-                    f"request {allocation.request_id!r} (prefill left {prompt[i] - prefilled[i]})"
-                )
-            found.append(i)
-            chunks.append(c)
-        if len(set(found)) != len(found):
-            twice = next(
-                a for a, i in zip(plan.allocations, found, strict=True) if found.count(i) > 1
-            )
-            raise EngineError(
-                f"policy {self.policy.name!r}: request {twice.request_id!r} is allocated twice"
-            )
-        return found, chunks
-
-    def _fit_kv(
-        self, indices: list[int], chunks: list[int]
-    ) -> tuple[list[int], list[int], bool, bool]:
-        """Make the batch fit the cache: first the new blocks of the requests that hold some
-        (decodes; an admitted prefill needs none), preempting the newest holder (vLLM) until
-        they fit; then, in plan order, admit each waiting request whose whole prompt fits in
-        what is left and drop the others. Returns the batch, whether it lost any allocation,
-        and whether anything was preempted."""
-        kv = self.kv
-        tokens, blocks, block = kv.token_list, kv.block_list, kv.block
-        grow = 0
-        waiting = False
-        for i, c in zip(indices, chunks, strict=True):
-            held = blocks[i]
-            if not held:
-                waiting = True
-            elif tokens[i] + c > held * block:
-                grow += -(-(tokens[i] + c) // block) - held
-        if not waiting and grow <= kv.free_blocks:
-            return indices, chunks, False, False
-        preempted = False
-        while True:
-            holding = [j for j, i in enumerate(indices) if blocks[i]]
-            grow = kv.needed([indices[j] for j in holding], [chunks[j] for j in holding])
-            if grow <= kv.free_blocks:
-                break
-            victim = kv.newest_holder(self.live)
-            if victim is None:
-                raise RuntimeError("kv cache: a batch needs blocks but no request holds any")
-            self._preempt(victim)
-            preempted = True
-            kept = [(i, c) for i, c in zip(indices, chunks, strict=True) if i != victim]
-            indices, chunks = [i for i, _ in kept], [c for _, c in kept]
-        if len(holding) == len(indices):
-            return indices, chunks, preempted, preempted
-        free = kv.free_blocks - grow
-        prompt, block = self.prompt, kv.block
-        admitted: list[tuple[int, int]] = []
-        for i, c in zip(indices, chunks, strict=True):
-            if not blocks[i]:
-                need = -(-prompt[i] // block)
-                if need > free:
-                    continue
-                free -= need
-                kv.admit(i, prompt[i])
-            admitted.append((i, c))
-        dropped = preempted or len(admitted) < len(indices)
-        return [i for i, _ in admitted], [c for _, c in admitted], dropped, preempted
+    def _plan(self, pstate: Any, state: SchedulerState, budget: int) -> tuple[BatchPlan, Any]:
+        """The policy's plan, timed, checked when strict, and passed to `on_plan`."""
+        started = time.process_time()
+        plan, pstate = self.policy.plan(pstate, state)
+        self.tally.cpu.append(time.process_time() - started)
+        self.tally.decisions += 1
+        if self.options.strict:
+            violations = check_plan(state, plan, token_budget=budget)
+            if violations:
+                raise PlanViolationError(str(self.policy.name), self.now, violations)
+        if self.on_plan is not None:
+            self.on_plan(state, plan, budget)
+        return plan, pstate
 
     def _execute(self, indices: list[int], chunks: list[int]) -> tuple[float, list[bool], int]:
         """Run the batch on the hardware; advance the clock by its noisy latency. Returns the
         latency, which allocations were prefill chunks, and their tokens."""
-        prefilled, prompt, generated, base = self.prefilled, self.prompt, self.generated, self.base
+        table = self.table
+        prefilled, prompt, base, generated = (
+            table.prefilled,
+            table.prompt,
+            table.base,
+            self.log.counts,
+        )
         contexts: list[int] = []
         was_prefill: list[bool] = []
         prefill_tokens = 0
@@ -582,27 +441,24 @@ class _Run:
             else:
                 was_prefill.append(False)
         self.kv.write(indices, chunks)
-        if self._latency_of is not None:
-            base_latency = self._latency_of(chunks, contexts)
-        else:
-            base_latency = self.hardware.latency(
-                np.array(chunks, dtype=np.int64), np.array(contexts, dtype=np.int64)
-            )
-        latency = base_latency * math.exp(self.sigma * self.normals.take())
+        latency = self.hardware.latency_of(chunks, contexts) * math.exp(
+            self.sigma * self.normals.take()
+        )
         self.now += latency
-        self.iterations += 1
+        self.tally.iterations += 1
         return latency, was_prefill, prefill_tokens
 
     def _apply(self, indices: list[int], chunks: list[int], was_prefill: list[bool]) -> None:
         """Move prefills on, produce the tokens, retire the finished requests."""
-        prefilled, prompt = self.prefilled, self.prompt
+        table = self.table
+        prefilled, prompt = table.prefilled, table.prompt
         producing: list[int] = []
         for i, c, prefill in zip(indices, chunks, was_prefill, strict=True):
             if prefill:
                 prefilled[i] += c
                 if prefilled[i] == prompt[i]:
                     producing.append(i)
-                    self.not_decoding -= 1
+                    table.not_decoding -= 1
             else:
                 producing.append(i)
         self.log.record(producing, self.now)
@@ -613,104 +469,52 @@ class _Run:
         self._retire_and_refresh(indices)
 
     def _retire_and_refresh(self, indices: list[int]) -> None:
-        generated, output, records = self.generated, self.output_tokens, self.records
-        going: list[int] = []
-        for i in indices:
-            if generated[i] == output[i]:
-                self.kv.release(i)
-                records[i] = None
-            else:
-                going.append(i)
-        if len(going) < len(indices):
-            self.live = [i for i in self.live if records[i] is not None]
-        self._refresh(going)
+        for i in self.table.retire_and_refresh(indices):
+            self.kv.release(i)
 
     def _preempt(self, i: int) -> None:
         """Free request i's KV and send it back to wait, to recompute what it has (module doc)."""
-        decoding = self.prefilled[i] == self.prompt[i]
         self.kv.release(i)
         self.log.preempted[i] += 1
-        generated = self.generated[i]
-        self.base[i] = generated
-        self.prompt[i] = int(self.columns.prompt[i]) + generated
-        self.admitted_ttft[i] = self.ttft[i] + generated * self.tbt[i]
-        self.prefilled[i] = 0
-        if decoding:
-            self.not_decoding += 1
-        self._refresh([i])
+        self.table.recompute(i)
 
     # --- closed form ---------------------------------------------------------------------
 
     def _decode_run(self, pstate: Any) -> tuple[bool, Any]:
         """Advance a decode-only run up to the next event at once; False if none fits."""
-        live = self.live
-        generated, output = self.generated, self.output_tokens
-        left = min([output[i] - generated[i] for i in live])
-        limit = min(left, self.options.max_run)
-        steps = self.kv.decode_run_length(live, limit)
+        table, kv, live = self.table, self.kv, self.table.live
+        generated, output = self.log.counts, table.output_tokens
+        limit = min(min([output[i] - generated[i] for i in live]), self.options.max_run)
+        steps = kv.decode_run_length(live, limit)
         if steps == 0:
             return False, pstate
-        prefilled, base_tokens = self.prefilled, self.base
-        context = sum([prefilled[i] + generated[i] - base_tokens[i] for i in live])
-        next_arrival = self.arrival[self.next_arrival] if self.next_arrival < self.n else math.inf
-        times, latencies = self._run_times(len(live), context, steps, next_arrival)
-        now = times[-1]
+        prefilled, base = table.prefilled, table.base
+        context = sum([prefilled[i] + generated[i] - base[i] for i in live])
+        times, latencies = run_times(
+            self.hardware,
+            self.normals,
+            self.sigma,
+            self.now,
+            len(live),
+            context,
+            steps,
+            table.next_arrival_time(),
+        )
         ran = len(times)
-        decodes = tuple([self.records[i] for i in live])
-        self.kv.write(live, [ran] * len(live))
+        decodes = cast("tuple[Request, ...]", tuple([table.records[i] for i in live]))
+        free = None if self.observes_runs else kv.free_tokens_over_run(live, ran)
+        kv.write(live, [ran] * len(live))
         self.log.record_run(live, np.array(times))
+        start, self.now = self.now, times[-1]
         if self.probe is not None:
             indices = np.array(live, dtype=np.int64)
             counts = np.full(indices.size, ran, dtype=np.int64)
-            self.probe(now, self.kv.used_blocks, self.kv.total_blocks, indices, counts)
-        self.now = now
-        self.iterations += ran
-        self.decode_runs += 1
-        self.run_iterations += ran
+            self.probe(self.now, kv.used_blocks, kv.total_blocks, indices, counts)
+        self.tally.iterations += ran
+        self.tally.decode_runs += 1
+        self.tally.run_iterations += ran
         self._retire_and_refresh(live)
-        return True, self.policy.observe_decodes(pstate, decodes, latencies)
-
-    def _run_times(
-        self, decodes: int, context: int, steps: int, next_arrival: float
-    ) -> tuple[list[float], list[float]]:
-        """Token times and noisy latencies of a decode run of at most `steps` iterations from
-        total context `context`, ending with the first iteration that ends at or after
-        `next_arrival`: what stepping gives (each latency times exp(sigma · z), the clock
-        summed one iteration at a time), priced in growing batches."""
-        exp, sigma, normals = math.exp, self.sigma, self.normals
-        times: list[float] = []
-        latencies: list[float] = []
-        now = self.now
-        done, size = 0, RUN_CHUNK
-        pricer = getattr(self.hardware, "decode_pricer", None)
-        if pricer is not None:
-            price = pricer(decodes)
-            for j in range(min(steps, RUN_SCALAR)):
-                if times and now >= next_arrival:
-                    return times, latencies
-                latency = price(context + j * decodes) * exp(sigma * normals.take())
-                now += latency
-                times.append(now)
-                latencies.append(latency)
-            done = len(times)
-            if done == steps or now >= next_arrival:
-                return times, latencies
-        while done < steps:
-            k = min(size, steps - done)
-            totals = context + np.arange(done, done + k, dtype=np.int64) * decodes
-            base = self.hardware.decode_latencies(decodes, totals)
-            factors = np.array([exp(sigma * z) for z in normals.peek(k)])
-            noisy_latencies = base * factors
-            clock = np.cumsum(np.concatenate(([now], noisy_latencies)))[1:]
-            # Stepping stops before an iteration once the clock has reached the arrival.
-            reached = np.flatnonzero(clock >= next_arrival)
-            take = k if reached.size == 0 else int(reached[0]) + 1
-            normals.skip(take)
-            times.extend(clock[:take].tolist())
-            latencies.extend(noisy_latencies[:take].tolist())
-            if reached.size:
-                break
-            now = times[-1]
-            done += take
-            size *= 2
-        return times, latencies
+        observed = observe_decode_run(
+            self.policy, pstate, decodes, latencies, start, self.throughput, free
+        )
+        return True, observed

@@ -46,6 +46,11 @@ class DenseOverlay:
         """KV slots, from the roofline's memory model."""
         return self.roofline.kv_capacity_tokens
 
+    @property
+    def noise_sigma(self) -> float:
+        """The roofline's log-normal noise sigma."""
+        return self.roofline.noise_sigma
+
     def latency(self, chunks: IntArray, contexts: IntArray) -> float:
         """Noise-free seconds of one iteration; an empty batch takes 0.0.
 
@@ -67,7 +72,7 @@ class DenseOverlay:
 
     def sample(self, chunks: IntArray, contexts: IntArray, rng: np.random.Generator) -> float:
         """`latency` times the roofline's log-normal noise, drawn from `rng`."""
-        return noisy(self.latency(chunks, contexts), self.roofline.noise_sigma, rng)
+        return noisy(self.latency(chunks, contexts), self.noise_sigma, rng)
 
     def decode_latencies(self, num_decodes: int, total_context: IntArray) -> FloatArray:
         """Noise-free latency of each decode-only iteration, given its total cached context."""

@@ -3,13 +3,38 @@
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any, overload
 
 import attrs
 
 from slidingpolicy import _validate
 from slidingpolicy.errors import InvalidRecordError
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
+
+
+@overload
+def next_token_deadline(
+    arrival: float, ttft_slo: float, tbt_slo: float, generated: int
+) -> float: ...
+
+
+@overload
+def next_token_deadline(
+    arrival: NDArray[np.float64],
+    ttft_slo: NDArray[np.float64],
+    tbt_slo: NDArray[np.float64],
+    generated: NDArray[np.int64],
+) -> NDArray[np.float64]: ...
+
+
+def next_token_deadline(arrival: Any, ttft_slo: Any, tbt_slo: Any, generated: Any) -> Any:
+    """d = a_i + L_ttft + generated · L_tbt (eq. 1): when the next token of a request that has
+    produced `generated` tokens is due (the first token's at generated = 0). Elementwise on
+    arrays; the one place the formula is written, in this order of float operations."""
+    return arrival + ttft_slo + generated * tbt_slo
 
 
 class Phase(enum.Enum):
@@ -81,60 +106,14 @@ class Request:
         """Set the derived fields (every field above must already be set)."""
         derive = object.__setattr__
         prompt, prefilled, generated = self.prompt_tokens, self.prefilled, self.generated
-        derive(self, "deadline", self.arrival + self.ttft_slo + generated * self.tbt_slo)
+        derive(
+            self,
+            "deadline",
+            next_token_deadline(self.arrival, self.ttft_slo, self.tbt_slo, generated),
+        )
         derive(self, "remaining_prefill", prompt - prefilled)
         derive(self, "context_tokens", prefilled + generated)
         derive(self, "is_decoding", prefilled == prompt)
-
-    @classmethod
-    def unchecked(
-        cls,
-        id: str,
-        arrival: float,
-        prompt_tokens: int,
-        prefilled: int,
-        generated: int,
-        ttft_slo: float,
-        tbt_slo: float,
-    ) -> Request:
-        """The same record as `Request(...)`, built without re-running its checks.
-
-        For engines that rebuild many records per iteration from values they have already
-        validated and keep valid (0 ≤ prefilled ≤ prompt_tokens, and so on); anything else
-        must use the checked constructor. Not protected, no output cap. The slots are set
-        through their descriptors (`_SETTERS`), the derived fields as `_derive` sets them:
-        about 40% faster than `object.__setattr__`, and an engine's most frequent call.
-        """
-        (
-            set_id,
-            set_arrival,
-            set_prompt,
-            set_prefilled,
-            set_generated,
-            set_ttft,
-            set_tbt,
-            set_protected,
-            set_cap,
-            set_deadline,
-            set_remaining,
-            set_context,
-            set_decoding,
-        ) = _SETTERS
-        record: Request = object.__new__(cls)
-        set_id(record, id)
-        set_arrival(record, arrival)
-        set_prompt(record, prompt_tokens)
-        set_prefilled(record, prefilled)
-        set_generated(record, generated)
-        set_ttft(record, ttft_slo)
-        set_tbt(record, tbt_slo)
-        set_protected(record, False)
-        set_cap(record, None)
-        set_deadline(record, arrival + ttft_slo + generated * tbt_slo)
-        set_remaining(record, prompt_tokens - prefilled)
-        set_context(record, prefilled + generated)
-        set_decoding(record, prefilled == prompt_tokens)
-        return record
 
     def _name(self) -> str:
         return f"request {self.id!r}"
@@ -149,25 +128,3 @@ class Request:
     def slack(self, now: float) -> float:
         """s_i(t) = d − t: TBT slack when decoding, TTFT slack (eq. 11) in prefill."""
         return self.deadline - now
-
-
-RECORD_FIELDS = (
-    "id",
-    "arrival",
-    "prompt_tokens",
-    "prefilled",
-    "generated",
-    "ttft_slo",
-    "tbt_slo",
-    "protected",
-    "max_new_tokens",
-    "deadline",
-    "remaining_prefill",
-    "context_tokens",
-    "is_decoding",
-)
-"""Every field of `Request`, in the order `Request.unchecked` sets them (tested complete)."""
-
-_SETTERS: tuple[Callable[[Request, Any], None], ...] = tuple(
-    getattr(Request, name).__set__ for name in RECORD_FIELDS
-)

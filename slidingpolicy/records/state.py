@@ -58,28 +58,3 @@ class SchedulerState:
             (decoding if request.is_decoding else candidates).append(request)
         object.__setattr__(self, "decoding", tuple(decoding))
         object.__setattr__(self, "prefill_candidates", tuple(candidates))
-
-    @classmethod
-    def unchecked(
-        cls,
-        now: float,
-        requests: tuple[Request, ...],
-        prefill_throughput: float,
-        kv_free_tokens: int | None = None,
-    ) -> SchedulerState:
-        """The same record as `SchedulerState(...)`, built without re-running its checks.
-
-        For engines that build a snapshot per iteration from records they keep valid (distinct
-        ids, no arrival after `now`, a tuple of `Request`, finite `now`, positive throughput);
-        anything else must use the checked constructor. Still splits `decoding` and
-        `prefill_candidates`, in state order.
-        """
-        state: SchedulerState = object.__new__(cls)
-        put = object.__setattr__
-        put(state, "now", now)
-        put(state, "requests", requests)
-        put(state, "prefill_throughput", prefill_throughput)
-        put(state, "kv_free_tokens", kv_free_tokens)
-        put(state, "decoding", tuple([r for r in requests if r.is_decoding]))
-        put(state, "prefill_candidates", tuple([r for r in requests if not r.is_decoding]))
-        return state

@@ -14,20 +14,12 @@ import pytest
 from rich.console import Console
 
 from slidingpolicy import LatencyPredictor, LinearModel
-from slidingpolicy.cli import main
 from slidingpolicy.cli.demo import demo_table
 from slidingpolicy.cli.output import trying
 from slidingpolicy.codec import parse_line
 from slidingpolicy.engine.capacity import CapacitySpread
 from slidingpolicy.policies import names
-
-
-def _run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    with pytest.raises(SystemExit) as done:
-        main(args)
-    captured = capsys.readouterr()
-    code = done.value.code
-    return (code if isinstance(code, int) else 0), captured.out, captured.err
+from tests.cli.conftest import run_cli as _run
 
 
 def test_bare_command_prints_help_and_exits_0(capsys: pytest.CaptureFixture[str]) -> None:

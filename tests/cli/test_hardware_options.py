@@ -7,16 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from slidingpolicy.cli import main
-
-
-def _run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    with pytest.raises(SystemExit) as done:
-        main(args)
-    captured = capsys.readouterr()
-    code = done.value.code
-    return (code if isinstance(code, int) else 0), captured.out, captured.err
-
+from tests.cli.conftest import run_cli as _run
 
 MEASURED = ["--hardware", "a100-80g-measured", "--model", "llama3-8b", "--tp", "1"]
 

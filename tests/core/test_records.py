@@ -7,8 +7,6 @@ from typing import Any
 
 import attrs
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
 
 from slidingpolicy import (
     Allocation,
@@ -23,7 +21,6 @@ from slidingpolicy import (
 )
 from slidingpolicy.engine.profiling import default_predictor
 from slidingpolicy.policies import OnlineConfig, by_name
-from slidingpolicy.records.request import RECORD_FIELDS
 
 GOOD: dict[str, Any] = {
     "id": "r7",
@@ -205,30 +202,3 @@ def test_online_config_rejects_each_bad_field(field: str, value: object, message
 def test_online_options_without_refit_every_are_refused() -> None:
     with pytest.raises(InvalidRecordError, match="forgetting needs refit_every"):
         by_name("slidingserve", default_predictor(), forgetting=0.9)
-
-
-@given(
-    st.integers(1, 5000),
-    st.data(),
-    st.floats(0.0, 1e6),
-    st.floats(1e-3, 100.0),
-    st.floats(1e-3, 10.0),
-)
-def test_unchecked_builds_the_same_record(
-    prompt: int, data: st.DataObject, arrival: float, ttft: float, tbt: float
-) -> None:
-    prefilled = data.draw(st.integers(0, prompt))
-    generated = data.draw(st.integers(1 if prefilled == prompt else 0, 300))
-    checked = Request("r", arrival, prompt, prefilled, generated, ttft, tbt)
-    fast = Request.unchecked("r", arrival, prompt, prefilled, generated, ttft, tbt)
-    assert type(fast) is Request
-    assert fast == checked
-    for field in attrs.fields(Request):
-        assert getattr(fast, field.name) == getattr(checked, field.name), field.name
-        assert type(getattr(fast, field.name)) is type(getattr(checked, field.name)), field.name
-    assert repr(fast) == repr(checked)
-    assert hash(fast) == hash(checked)
-
-
-def test_unchecked_sets_every_field() -> None:
-    assert tuple(field.name for field in attrs.fields(Request)) == RECORD_FIELDS

@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
 from slidingpolicy import by_name
-from slidingpolicy.engine.batches import Recording, engine_samples
+from slidingpolicy.engine.batches import Recording, engine_samples, recording
 from slidingpolicy.engine.profiling import default_predictor
 from slidingpolicy.engine.simulator import simulate
 from slidingpolicy.engine.sweep import RunSpec, WorkloadSpec
@@ -11,15 +16,18 @@ from slidingpolicy.hardware import default_hardware
 from slidingpolicy.workloads import Poisson, make_workload
 
 
-def test_a_recorded_run_is_the_run_and_keeps_one_sample_per_iteration() -> None:
+@pytest.mark.parametrize("record", [recording, Recording], ids=["observing-runs", "stepping"])
+def test_a_recorded_run_is_the_run_and_keeps_one_sample_per_iteration(
+    record: Callable[[Any], Recording],
+) -> None:
     workload = make_workload("mixed-v1", 60, Poisson(2.0), seed=3)
     plain = simulate(by_name("slidingserve", default_predictor()), workload, default_hardware(), 3)
-    recording = Recording(by_name("slidingserve", default_predictor()))
-    recorded = simulate(recording, workload, default_hardware(), 3)
+    recorder = record(by_name("slidingserve", default_predictor()))
+    recorded = simulate(recorder, workload, default_hardware(), 3)
     assert recorded.metrics == plain.metrics
-    assert len(recording.samples) == plain.metrics.iterations
-    assert all(s.latency > 0 for s in recording.samples)
-    assert sum(1 for s in recording.samples if max(s.chunks) > 1) > 0
+    assert len(recorder.samples) == plain.metrics.iterations
+    assert all(s.latency > 0 for s in recorder.samples)
+    assert sum(1 for s in recorder.samples if max(s.chunks) > 1) > 0
 
 
 def test_engine_samples_follow_the_spec() -> None:

@@ -9,26 +9,22 @@ import numpy as np
 import pytest
 
 from slidingpolicy.engine import EngineOptions, simulate
-from slidingpolicy.engine.profiling import default_predictor
-from slidingpolicy.engine.simulator import (
-    RUN_CHUNK,
-    RUN_SCALAR,
-    Normals,
-    _Run,
-    engine_rng,
-)
+from slidingpolicy.engine.decode_run import RUN_CHUNK, RUN_SCALAR, run_times
+from slidingpolicy.engine.metrics import token_deadline
+from slidingpolicy.engine.noise import Normals, engine_rng
+from slidingpolicy.engine.simulator import _Run
 from slidingpolicy.hardware.roofline import noisy
 from slidingpolicy.policies import by_name
 from slidingpolicy.records.plan import BatchPlan
 from slidingpolicy.records.state import SchedulerState
 from slidingpolicy.workloads import Poisson, make_workload
-from tests.engine.conftest import HARDWARE, Fcfs, hardware
+from tests.engine.conftest import HARDWARE, Fcfs, hardware, predictor
 
 
 def _policy(name: str) -> Any:
     if name == "fcfs":
         return Fcfs()
-    return by_name(name, default_predictor(*HARDWARE[0]))
+    return by_name(name, predictor(*HARDWARE[0]))
 
 
 @pytest.mark.parametrize("name", ["fcfs", "sarathi", "slidingserve"])
@@ -55,10 +51,10 @@ def test_every_snapshot_equals_the_checked_state(name: str, kv: int | None) -> N
 
 def _certain_misses_by_arrays(run: _Run) -> int:
     """The definition: arrived requests with a late token, or unfinished past a deadline."""
-    arrived = run.next_arrival
-    log, c = run.log, run.columns
+    arrived = run.table.next_arrival
+    log, c = run.log, run.table.columns
     generated = log.generated[:arrived]
-    due = c.arrival[:arrived] + c.ttft[:arrived] + generated * c.tbt[:arrived]
+    due = token_deadline(c.arrival[:arrived], c.ttft[:arrived], c.tbt[:arrived], generated + 1)
     late = (log.max_lateness[:arrived] > 0.0) | ((generated < c.output[:arrived]) & (due < run.now))
     return int(np.count_nonzero(late))
 
@@ -93,11 +89,13 @@ def test_certain_misses_equal_their_definition(closed_form: bool) -> None:
 def _check_snapshot_definition(run: _Run) -> None:
     """The snapshot shows the admitted requests and the waiting ones whose whole prompt fits
     in the free blocks, and kv_free_tokens is `KVCache.free_tokens` of the live requests."""
-    kv = run.kv
-    fits = [i for i in run.live if kv.block_list[i] or -(-run.prompt[i] // 16) <= kv.free_blocks]
+    kv, table = run.kv, run.table
+    fits = [
+        i for i in table.live if kv.block_list[i] or -(-table.prompt[i] // 16) <= kv.free_blocks
+    ]
     state = run.snapshot()
-    assert [r.id for r in state.requests] == [run.ids[i] for i in fits]
-    assert state.kv_free_tokens == kv.free_tokens(np.array(run.live, dtype=np.int64))
+    assert [r.id for r in state.requests] == [table.ids[i] for i in fits]
+    assert state.kv_free_tokens == kv.free_tokens(np.array(table.live, dtype=np.int64))
 
 
 @pytest.mark.parametrize("kv", [9000, 12000])
@@ -116,7 +114,7 @@ def test_snapshots_under_memory_pressure_follow_their_definition(kv: int) -> Non
 
     def checked_step(pstate: Any, budget: int) -> tuple[Any, bool]:
         _check_snapshot_definition(run)
-        hidden[0] += len(run.live) - len(run.snapshot().requests)
+        hidden[0] += len(run.table.live) - len(run.snapshot().requests)
         return step(pstate, budget)
 
     run._step = checked_step  # type: ignore[method-assign]
@@ -169,7 +167,7 @@ def test_run_times_equal_stepping_wherever_the_arrival_falls(crossing: int | Non
     # An arrival at the end of iteration `crossing` (or never): stepping stops after it.
     arrival = math.inf if crossing is None or crossing >= steps else reference[crossing]
     for at in (arrival, math.nextafter(arrival, 0.0)):
-        run.normals = Normals(engine_rng(0))
-        assert run._run_times(decodes, context, steps, at) == _stepped_run(
-            run, decodes, context, steps, at
-        )
+        normals = Normals(engine_rng(0))
+        assert run_times(
+            run.hardware, normals, run.sigma, run.now, decodes, context, steps, at
+        ) == _stepped_run(run, decodes, context, steps, at)

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from slidingpolicy.engine.kv import KVCache
+from slidingpolicy.engine.kv import KVCache, blocks_for
 
 
 @given(
@@ -72,3 +72,20 @@ def test_admission_refuses_a_prompt_that_does_not_fit() -> None:
     kv.admit(0, 40)
     with pytest.raises(RuntimeError, match="does not fit"):
         kv.admit(1, 17)
+
+
+@given(st.lists(st.integers(1, 100), min_size=1, max_size=6), st.integers(0, 30))
+def test_free_tokens_over_a_run_are_those_after_each_iteration(
+    tokens: list[int], extra_blocks: int
+) -> None:
+    n = len(tokens)
+    kv = KVCache((sum(blocks_for(t, 16) for t in tokens) + extra_blocks) * 16, 16, n)
+    for i, t in enumerate(tokens):
+        kv.admit(i, t)
+        kv.write([i], [t])
+    live = list(range(n))
+    steps = kv.decode_run_length(live, 50)
+    over_run = kv.free_tokens_over_run(live, steps)
+    for j in range(steps):
+        assert over_run[j] == kv.free_tokens(live), j
+        kv.write(live, [1] * n)

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from slidingpolicy import LatencyPredictor, Request, SchedulerState, SlidingServe
 from slidingpolicy.policies import Online, OnlineConfig, OnlineState, by_name, names
-from slidingpolicy.policy import Policy
+from slidingpolicy.policy import DecodeRunObserver, Policy
 from tests.strategies import predictors
 
 decode_sets = st.lists(
@@ -50,6 +50,7 @@ def test_observe_decodes_equals_observing_each_iteration(
     name: str, predictor: LatencyPredictor, specs: list[tuple[int, int]], seconds: list[float]
 ) -> None:
     policy = by_name(name, predictor)
+    assert isinstance(policy, DecodeRunObserver)
     pstate = policy.init()
     decodes = decoding(specs)
     batched = policy.observe_decodes(pstate, decodes, seconds)

@@ -29,6 +29,7 @@ from slidingpolicy import (
     SchedulerState,
     check_plan,
 )
+from slidingpolicy.engine.trusted import trusted_state
 from vllm.v1.core.sched.async_scheduler import AsyncScheduler
 from vllm.v1.core.sched.output import SchedulerOutput
 from vllm.v1.core.sched.request_queue import RequestQueue, SchedulingPolicy, create_request_queue
@@ -191,7 +192,7 @@ class SlidingScheduler(Scheduler):
             record = to_request(request, slo, arrival)
             if record is not None:
                 requests.append(record)
-        return SchedulerState.unchecked(now, tuple(requests), self._throughput, None)
+        return trusted_state(now, tuple(requests), self._throughput, None)
 
     def _decide(self) -> Decision:
         """Snapshot, plan, check; any failure becomes a fallback with its reason."""

@@ -15,6 +15,7 @@ from collections.abc import Iterable
 
 import attrs
 from slidingpolicy import Request
+from slidingpolicy.engine.trusted import trusted_request
 from vllm.v1.request import Request as VllmRequest
 from vllm.v1.request import RequestStatus
 
@@ -102,7 +103,7 @@ def to_request(request: VllmRequest, slo: Slo, arrival: float) -> Request | None
         return Request(
             request.request_id, arrival, prompt, prefilled, produced, slo.ttft, slo.tbt, True
         )
-    return Request.unchecked(
+    return trusted_request(
         request.request_id, arrival, prompt, prefilled, produced, slo.ttft, slo.tbt
     )
 

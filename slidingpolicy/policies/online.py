@@ -16,7 +16,7 @@ import numpy as np
 
 from slidingpolicy import _validate
 from slidingpolicy.errors import InvalidRecordError
-from slidingpolicy.policy import Policy
+from slidingpolicy.policy import DecodeRunObserver, Policy
 from slidingpolicy.pricing.features import DECODE, FloatArray, batch_features, decode_terms
 from slidingpolicy.pricing.fit import PredictorStats, solve
 from slidingpolicy.pricing.model import LatencyPredictor
@@ -29,8 +29,9 @@ OPTIONS = ("refit_every", "forgetting", "prior_weight")
 """The keyword options of `by_name` that wrap a policy in `Online`."""
 
 
-class Priced(Policy[S], Protocol):
-    """A policy that prices batches with a predictor it holds (an attrs record field)."""
+class Priced(Policy[S], DecodeRunObserver[S], Protocol):
+    """A policy that prices batches with a predictor it holds (an attrs record field) and
+    observes decode runs itself."""
 
     @property
     def predictor(self) -> LatencyPredictor:
@@ -90,6 +91,12 @@ class Online(Generic[S]):
             raise InvalidRecordError(
                 "online policy", "inner", "must be a policy that holds a LatencyPredictor"
             )
+        if not callable(getattr(self.inner, "observe_decodes", None)):
+            raise InvalidRecordError(
+                "online policy",
+                "inner",
+                "must observe decode runs itself (a DecodeRunObserver), as Online does",
+            )
 
     @property
     def name(self) -> str:
@@ -133,9 +140,8 @@ class Online(Generic[S]):
         self, pstate: OnlineState[S], decodes: Sequence[Request], latencies: Sequence[float]
     ) -> OnlineState[S]:
         """Observe each decode-only iteration in turn (its features in closed form)."""
-        observe_inner = getattr(pstate.policy, "observe_decodes", None)
-        if observe_inner is not None:
-            pstate = attrs.evolve(pstate, inner=observe_inner(pstate.inner, decodes, latencies))
+        inner = pstate.policy.observe_decodes(pstate.inner, decodes, latencies)
+        pstate = attrs.evolve(pstate, inner=inner)
         if not decodes:
             return pstate
         count = len(decodes)

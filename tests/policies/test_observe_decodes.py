@@ -11,6 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from slidingpolicy import LatencyPredictor, Request, SchedulerState, SlidingServe
+from slidingpolicy.engine.profiling import default_predictor
+from slidingpolicy.errors import InvalidRecordError
 from slidingpolicy.policies import Online, OnlineConfig, OnlineState, by_name, names
 from slidingpolicy.policy import DecodeRunObserver, Policy
 from tests.strategies import predictors
@@ -58,7 +60,7 @@ def test_observe_decodes_equals_observing_each_iteration(
 
 
 @given(predictors(), decode_sets, latencies, st.integers(1, 5))
-@settings(max_examples=60)
+@settings(max_examples=60, deadline=None)  # the first refit imports scipy
 def test_online_slidingserve_learns_the_same_in_closed_form(
     predictor: LatencyPredictor,
     specs: list[tuple[int, int]],
@@ -80,7 +82,7 @@ def test_online_slidingserve_learns_the_same_in_closed_form(
 
 @pytest.mark.parametrize("name", names())
 @given(predictors(), decode_sets, latencies)
-@settings(max_examples=20)
+@settings(max_examples=20, deadline=None)  # the first refit imports scipy
 def test_every_policy_learning_online_learns_the_same_in_closed_form(
     name: str, predictor: LatencyPredictor, specs: list[tuple[int, int]], seconds: list[float]
 ) -> None:
@@ -98,3 +100,14 @@ def test_every_policy_learning_online_learns_the_same_in_closed_form(
     )
     for field in ("gram", "moment", "yy", "count"):
         assert np.array_equal(getattr(batched.stats, field), getattr(stepped.stats, field))
+
+
+def test_online_refuses_a_policy_that_cannot_observe_decode_runs() -> None:
+    @attrs.frozen
+    class Blind:
+        predictor: LatencyPredictor
+        name: str = "blind"
+        token_budget: int = 1
+
+    with pytest.raises(InvalidRecordError, match="must observe decode runs itself"):
+        Online(Blind(default_predictor()), OnlineConfig())  # type: ignore[arg-type]

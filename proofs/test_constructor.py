@@ -13,7 +13,8 @@ from slidingpolicy.pricing.model import LatencyPredictor
 from slidingpolicy.pricing.queue import PricedQueue
 from slidingpolicy.records.request import Request
 from slidingpolicy.stages.check import check_violations
-from slidingpolicy.stages.construct import Construction, build_for_anchor, construct_batch
+from slidingpolicy.stages.construct import Construction, construct_batch
+from tests.core.reference import one_anchor
 from tests.strategies import predictors
 
 EXHAUSTIVE_CASES = 300
@@ -124,7 +125,7 @@ def _run(case: Case) -> tuple[Construction | None, bool, list[oracle.AnchorProbl
     repaired = False
     for anchor in case.risky:
         limit = oracle.limit_of(anchor, NOW, case.t_cur)
-        one = build_for_anchor(base, anchor, case.members, NOW, limit, case.cap)
+        one = one_anchor(base, anchor, case.members, NOW, limit, case.cap)
         repaired |= one is not None and one.repaired
     if built is not None:
         assert built.limit == oracle.limit_of(built.anchor, NOW, case.t_cur)

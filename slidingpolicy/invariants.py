@@ -52,8 +52,32 @@ def check_plan(
     latency, times the policy's latency `margin`, with deadlines; given a `predictor`, the
     latency is recomputed from the batch rather than taken from the plan.
     """
-    found: list[Violation] = []
     requests = {r.id: r for r in state.requests}
+    found, tokens = _allocations_violations(plan, requests)
+    found += _token_violations(tokens, requests)
+    found += _decode_violations(state, plan, tokens, requests, token_budget)
+    found += _budget_violations(state, tokens, token_budget)
+    latency = plan.predicted_latency
+    if predictor is not None and tokens:
+        ids = list(tokens)
+        latency = predictor.predict(
+            np.array([tokens[i] for i in ids], dtype=np.int64),
+            np.array([requests[i].context_tokens for i in ids], dtype=np.int64),
+        )
+    prefills = {rid: n for rid, n in tokens.items() if not requests[rid].is_decoding}
+    if plan.path is PlanPath.CONSTRUCTOR:
+        found += _constructor_violations(state, plan, prefills, requests, latency, margin)
+    if plan.path is PlanPath.CHUNKER and prefills:
+        found += _chunker_violations(state, tokens, requests, latency, margin)
+    return found
+
+
+def _allocations_violations(
+    plan: BatchPlan, requests: dict[str, Request]
+) -> tuple[list[Violation], dict[str, int]]:
+    """Invariant 1: every allocation names a request of the state, once; and the tokens of
+    each allocated request."""
+    found: list[Violation] = []
     tokens: dict[str, int] = {}
     for allocation in plan.allocations:
         rid = allocation.request_id
@@ -63,7 +87,12 @@ def check_plan(
             found.append(Violation(1, f"request {rid!r} is allocated twice"))
         else:
             tokens[rid] = allocation.tokens
+    return found, tokens
 
+
+def _token_violations(tokens: dict[str, int], requests: dict[str, Request]) -> list[Violation]:
+    """Invariant 2: a decode gets one token, a prefill at most its remainder."""
+    found = []
     for rid, count in tokens.items():
         request = requests[rid]
         if request.is_decoding and count != 1:
@@ -75,7 +104,18 @@ def check_plan(
                     f"request {rid!r} got {count} tokens, more than r={request.remaining_prefill}",
                 )
             )
+    return found
 
+
+def _decode_violations(
+    state: SchedulerState,
+    plan: BatchPlan,
+    tokens: dict[str, int],
+    requests: dict[str, Request],
+    token_budget: int | None,
+) -> list[Violation]:
+    """Invariant 3: every decode is scheduled or listed as left out, and as many run as fit."""
+    found = []
     decoding = [r for r in state.requests if r.is_decoding]
     left_out = set(plan.preempted) | set(plan.deferred)
     for rid in sorted(left_out):
@@ -92,7 +132,14 @@ def check_plan(
         room = min(room, state.kv_free_tokens)
     if scheduled_decodes < room:
         found.append(Violation(3, f"only {scheduled_decodes} decodes scheduled where {room} fit"))
+    return found
 
+
+def _budget_violations(
+    state: SchedulerState, tokens: dict[str, int], token_budget: int | None
+) -> list[Violation]:
+    """Invariants 4 and 5: the plan's tokens fit the token budget and the free KV slots."""
+    found = []
     total = sum(tokens.values())
     if token_budget is not None and total > token_budget:
         found.append(Violation(4, f"{total} tokens exceed the token budget {token_budget}"))
@@ -100,29 +147,25 @@ def check_plan(
         found.append(
             Violation(5, f"{total} new KV tokens exceed kv_free_tokens={state.kv_free_tokens}")
         )
-
-    latency = plan.predicted_latency
-    if predictor is not None and tokens:
-        ids = list(tokens)
-        latency = predictor.predict(
-            np.array([tokens[i] for i in ids], dtype=np.int64),
-            np.array([requests[i].context_tokens for i in ids], dtype=np.int64),
-        )
-    prefills = {rid: n for rid, n in tokens.items() if not requests[rid].is_decoding}
-    if plan.path is PlanPath.CONSTRUCTOR:
-        found.extend(_constructor_violations(state, plan, prefills, requests, latency, margin))
-    if plan.path is PlanPath.CHUNKER and prefills:
-        safe = safe_decodes([requests[i] for i in tokens if requests[i].is_decoding], state.now)
-        if safe:
-            t_cur = min(d.deadline for d in safe) - state.now
-            if not _within(latency * margin, t_cur):
-                found.append(
-                    Violation(
-                        7,
-                        f"predicted latency {_priced(latency, margin)} exceeds T_cur={t_cur:.6g}s",
-                    )
-                )
     return found
+
+
+def _chunker_violations(
+    state: SchedulerState,
+    tokens: dict[str, int],
+    requests: dict[str, Request],
+    latency: float,
+    margin: float,
+) -> list[Violation]:
+    """Invariant 7: a chunker batch with prefill meets T_cur (eq. 7) with the margin."""
+    safe = safe_decodes([requests[i] for i in tokens if requests[i].is_decoding], state.now)
+    if not safe:
+        return []
+    t_cur = min(d.deadline for d in safe) - state.now
+    if _within(latency * margin, t_cur):
+        return []
+    message = f"predicted latency {_priced(latency, margin)} exceeds T_cur={t_cur:.6g}s"
+    return [Violation(7, message)]
 
 
 def _constructor_violations(
@@ -133,6 +176,7 @@ def _constructor_violations(
     latency: float,
     margin: float,
 ) -> list[Violation]:
+    """Invariant 6: a constructor batch runs whole prefills and meets its anchor's slack."""
     found = []
     for rid, count in prefills.items():
         remaining = requests[rid].remaining_prefill
@@ -142,7 +186,7 @@ def _constructor_violations(
     if anchor is None or anchor not in prefills:
         found.append(Violation(6, f"anchor {anchor!r} is not among the chosen prefills"))
         return found
-    slack = requests[anchor].deadline - state.now
+    slack = requests[anchor].slack(state.now)
     if not _within(latency * margin, slack):
         found.append(
             Violation(

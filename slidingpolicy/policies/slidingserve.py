@@ -1,4 +1,5 @@
-"""SlidingServe (Fig. 3): MLPS order, violation check, then BatchConstructor or SlidingChunker."""
+"""SlidingServe (Fig. 3) as a chain of stages: prepare the draft (admit, order, price), then
+the BatchConstructor's stage when a request is at risk, else the SlidingChunker's."""
 
 from __future__ import annotations
 
@@ -8,18 +9,13 @@ import attrs
 
 from slidingpolicy import _validate
 from slidingpolicy.pricing.model import LatencyPredictor
-from slidingpolicy.pricing.queue import PricedQueue
 from slidingpolicy.records.config import SlidingConfig
-from slidingpolicy.records.plan import BatchPlan, Diagnostics, PlanPath
+from slidingpolicy.records.plan import BatchPlan
 from slidingpolicy.records.request import Request
 from slidingpolicy.records.state import SchedulerState
-from slidingpolicy.stages.admit import Admission, admit
-from slidingpolicy.stages.assemble import assemble, greedy_plan
-from slidingpolicy.stages.check import check_violations
-from slidingpolicy.stages.chunk import sliding_chunk
-from slidingpolicy.stages.construct import Construction, construct_batch
-from slidingpolicy.stages.deadlines import window_deadlines
-from slidingpolicy.stages.order import order_candidates
+from slidingpolicy.stages.chunk import chunk_stage
+from slidingpolicy.stages.construct import construct_stage
+from slidingpolicy.stages.draft import Stage, first_plan, prepare
 
 
 @attrs.frozen(slots=True)
@@ -56,40 +52,17 @@ class SlidingServe:
         """Nothing to remember."""
         return SlidingState()
 
+    @property
+    def stages(self) -> tuple[Stage, ...]:
+        """The stages before the chunker: the BatchConstructor's, unless configured off."""
+        return (construct_stage,) if self.config.constructor else ()
+
     def plan(self, pstate: SlidingState, state: SchedulerState) -> tuple[BatchPlan, SlidingState]:
-        """One iteration of Fig. 3."""
+        """One iteration of Fig. 3: prepare the draft, then its stages, the chunker last."""
         _validate.instance(f"policy {self.name!r}", "pstate", pstate, SlidingState)
         _validate.instance(f"policy {self.name!r}", "state", state, SchedulerState)
-        config, now = self.config, state.now
-        admission = admit(state, config.max_batch_tokens)
-        queue = order_candidates(state.prefill_candidates, now, state.prefill_throughput, config)
-        cap = admission.prefill_cap
-        fill = PricedQueue.of(self.predictor, admission.decodes, queue, reach=config.window * cap)
-        margin = self.margin
-        horizon = window_deadlines(admission.decodes, now, config.window)
-        t_cur = horizon[0] if horizon else None
-        t_next = horizon[1] - horizon[0] if len(horizon) > 1 else None
-        if config.constructor and cap > 0:
-            candidate = check_violations(fill, queue, cap, now, margin)
-            if candidate.risky:
-                built = construct_batch(
-                    fill, candidate.members, candidate.risky, now, t_cur, cap, margin
-                )
-                if built is not None:
-                    diagnostics = Diagnostics(
-                        t_cur=t_cur,
-                        t_next=t_next,
-                        candidate_latency=candidate.latency,
-                        risky=tuple(r.id for r in candidate.risky),
-                        anchor=built.anchor.id,
-                        anchor_slack=built.anchor.deadline - now,
-                        repaired=built.repaired,
-                    )
-                    return _constructed(admission, built, diagnostics), pstate
-        decision = sliding_chunk(fill, tuple(w / margin for w in horizon), cap, config)
-        diagnostics = Diagnostics(t_cur=t_cur, t_next=t_next, budget_sum=decision.budget_sum)
-        plan = greedy_plan(fill, admission, queue, decision.budget, PlanPath.CHUNKER, diagnostics)
-        return plan, pstate
+        draft = prepare(self.predictor, self.config, self.margin, state)
+        return first_plan(self.stages, chunk_stage, draft), pstate
 
     def observe(
         self, pstate: SlidingState, state: SchedulerState, plan: BatchPlan, latency: float
@@ -103,8 +76,3 @@ class SlidingServe:
     ) -> SlidingState:
         """Nothing to learn."""
         return pstate
-
-
-def _constructed(admission: Admission, built: Construction, diagnostics: Diagnostics) -> BatchPlan:
-    prefills = [(r, r.remaining_prefill) for r in built.chosen]
-    return assemble(admission, prefills, PlanPath.CONSTRUCTOR, built.latency, diagnostics)

@@ -11,7 +11,7 @@ from slidingpolicy.records.request import Request
 
 
 @attrs.frozen(slots=True)
-class Candidate:
+class CandidateBatch:
     """The queue filled greedily up to the cap: its members, T̂_full and the risky requests."""
 
     members: tuple[Request, ...]
@@ -21,11 +21,11 @@ class Candidate:
 
 def check_violations(
     fill: PricedQueue, queue: Sequence[Request], cap: int, now: float, margin: float = 1.0
-) -> Candidate:
+) -> CandidateBatch:
     """Fill `queue` up to `cap` tokens, predict T̂_full, and flag the live prefill requests of
     that batch whose TTFT slack is below it with the latency margin (0 < s_i < m·T̂_full)."""
     tokens = min(cap, fill.total)
     latency = fill.prefix(tokens)
     members = tuple(queue[: fill.request_at(tokens) + 1]) if tokens > 0 else ()
-    risky = tuple(m for m in members if 0.0 < m.deadline - now < margin * latency)
-    return Candidate(members, latency, risky)
+    risky = tuple(m for m in members if 0.0 < m.slack(now) < margin * latency)
+    return CandidateBatch(members, latency, risky)

@@ -8,6 +8,9 @@ from slidingpolicy.pricing.budget import fill_budget
 from slidingpolicy.pricing.queue import PricedQueue
 from slidingpolicy.pricing.split import exact_split, ternary_split, window_split
 from slidingpolicy.records.config import SlidingConfig
+from slidingpolicy.records.plan import BatchPlan, Diagnostics, PlanPath
+from slidingpolicy.stages.assemble import greedy_plan
+from slidingpolicy.stages.draft import Draft
 
 
 @attrs.frozen(slots=True)
@@ -49,3 +52,16 @@ def sliding_chunk(
         split = exact_split if config.split_search == "exact" else ternary_split
         budget = split(fill, budget_sum, cap, t_cur)
     return ChunkDecision(budget if budget > 0 else now, budget_sum)
+
+
+def chunk_stage(draft: Draft) -> BatchPlan:
+    """The SlidingChunker's stage (Fig. 3): the admitted decodes plus a greedy fill of B*
+    tokens down the ordered queue, B* planned against the window's deadlines over m."""
+    horizon = tuple(w / draft.margin for w in draft.horizon)
+    decision = sliding_chunk(draft.fill, horizon, draft.cap, draft.config)
+    diagnostics = Diagnostics(
+        t_cur=draft.t_cur, t_next=draft.t_next, budget_sum=decision.budget_sum
+    )
+    return greedy_plan(
+        draft.fill, draft.admission, draft.queue, decision.budget, PlanPath.CHUNKER, diagnostics
+    )

@@ -8,7 +8,11 @@ import attrs
 
 from slidingpolicy.pricing.budget import fill_budget
 from slidingpolicy.pricing.queue import PricedQueue
+from slidingpolicy.records.plan import BatchPlan, Diagnostics, PlanPath
 from slidingpolicy.records.request import Request
+from slidingpolicy.stages.assemble import assemble
+from slidingpolicy.stages.check import check_violations
+from slidingpolicy.stages.draft import Draft
 from slidingpolicy.stages.knapsack import knapsack, max_count
 
 
@@ -34,7 +38,7 @@ class Construction:
 
 def values(items: Sequence[Request], now: float) -> list[float]:
     """v_j = 1 / (s_j / Σ_k s_k + r_j / Σ_k r_k) over S_a (eq. 18); zero sums count as 1."""
-    slacks = [r.deadline - now for r in items]
+    slacks = [r.slack(now) for r in items]
     total_slack = sum(slacks) or 1.0
     total_work = sum(r.remaining_prefill for r in items) or 1
     return [
@@ -45,10 +49,8 @@ def values(items: Sequence[Request], now: float) -> list[float]:
 
 def _pool(anchor: Request, members: Sequence[Request], now: float) -> list[Request]:
     """S_a: the live members other than a whose slack is at least a's, in queue order."""
-    slack = anchor.deadline - now
-    return [
-        m for m in members if m.id != anchor.id and m.deadline - now >= slack and m.deadline > now
-    ]
+    slack = anchor.slack(now)
+    return [m for m in members if m.id != anchor.id and m.slack(now) >= slack and m.deadline > now]
 
 
 @attrs.frozen(slots=True)
@@ -124,25 +126,6 @@ def choose(base: PricedQueue, anchor: Anchor, now: float) -> Construction | None
     )
 
 
-def build_for_anchor(
-    base: PricedQueue,
-    anchor: Request,
-    members: Sequence[Request],
-    now: float,
-    limit: float,
-    cap: int,
-    position: int = 0,
-) -> Construction | None:
-    """Y_a for one anchor with T_a = `limit`, or None when the anchor cannot fit.
-
-    C_a = TimeToBudget(T_a) over `base`, the candidate queue the violation check priced,
-    capped at `cap` (eq. 17).
-    """
-    capacity = fill_budget(base, limit, cap)
-    admitted = admit_anchor(base, anchor, members, now, limit, capacity, position)
-    return None if admitted is None else choose(base, admitted, now)
-
-
 def construct_batch(
     base: PricedQueue,
     members: Sequence[Request],
@@ -164,7 +147,7 @@ def construct_batch(
     admitted = []
     capacities: dict[float, int] = {}
     for position, request in enumerate(risky):
-        slack = request.deadline - now
+        slack = request.slack(now)
         limit = (slack if t_cur is None else min(slack, t_cur)) / margin
         if limit not in capacities:
             capacities[limit] = fill_budget(base, limit, cap)
@@ -180,3 +163,31 @@ def construct_batch(
         if built is not None and (best is None or built.rank > best.rank):
             best = built
     return best
+
+
+def construct_stage(draft: Draft) -> BatchPlan | None:
+    """The BatchConstructor's stage (Fig. 3, Alg. 3): when the candidate batch puts a request
+    at risk (the violation check), the best verified Y_a; None when nothing is at risk or no
+    anchor fits, to leave the iteration to the chunker."""
+    now, cap, margin = draft.now, draft.cap, draft.margin
+    if cap <= 0:
+        return None
+    candidate = check_violations(draft.fill, draft.queue, cap, now, margin)
+    if not candidate.risky:
+        return None
+    built = construct_batch(
+        draft.fill, candidate.members, candidate.risky, now, draft.t_cur, cap, margin
+    )
+    if built is None:
+        return None
+    diagnostics = Diagnostics(
+        t_cur=draft.t_cur,
+        t_next=draft.t_next,
+        candidate_latency=candidate.latency,
+        risky=tuple(r.id for r in candidate.risky),
+        anchor=built.anchor.id,
+        anchor_slack=built.anchor.slack(now),
+        repaired=built.repaired,
+    )
+    prefills = [(r, r.remaining_prefill) for r in built.chosen]
+    return assemble(draft.admission, prefills, PlanPath.CONSTRUCTOR, built.latency, diagnostics)

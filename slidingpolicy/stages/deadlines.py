@@ -18,7 +18,7 @@ def window_deadlines(decodes: Sequence[Request], now: float, window: int) -> tup
     W_j = min over D_safe of (s_i + (j − 1)·L_tbt_i): W_1 = T_cur (eq. 7) and
     W_2 − W_1 = T_next (eq. 8). Empty when D_safe is empty (no TBT constraint).
     """
-    safe = [(d.deadline - now, d.tbt_slo) for d in decodes if d.deadline > now]
+    safe = [(d.slack(now), d.tbt_slo) for d in decodes if d.deadline > now]
     if not safe:
         return ()
     return tuple(min(s + j * tbt for s, tbt in safe) for j in range(window))

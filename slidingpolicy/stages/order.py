@@ -15,7 +15,7 @@ def is_urgent(
     request: Request, now: float, throughput: float, alpha: float, epsilon: float
 ) -> bool:
     """e_i = 1[r_i / (ρ_t · max(s_i, ε)) > α] (eq. 12–14)."""
-    urgency = request.remaining_prefill / (throughput * max(request.deadline - now, epsilon))
+    urgency = request.remaining_prefill / (throughput * max(request.slack(now), epsilon))
     return urgency > alpha
 
 

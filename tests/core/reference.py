@@ -6,7 +6,10 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from slidingpolicy import LatencyPredictor
+from slidingpolicy import LatencyPredictor, Request
+from slidingpolicy.pricing.budget import fill_budget
+from slidingpolicy.pricing.queue import PricedQueue
+from slidingpolicy.stages.construct import Construction, admit_anchor, choose
 
 
 def interval_batch(
@@ -41,3 +44,18 @@ def scan_budget(latencies: Sequence[float], target: float) -> int:
     """The largest b with latencies[b] ≤ target, else 0 (TimeToBudget by linear scan)."""
     fits = [b for b, t in enumerate(latencies) if t <= target]
     return fits[-1] if fits else 0
+
+
+def one_anchor(
+    base: PricedQueue,
+    anchor: Request,
+    members: Sequence[Request],
+    now: float,
+    limit: float,
+    cap: int,
+) -> Construction | None:
+    """Y_a for one anchor with T_a = `limit` (eq. 17–20), as `construct_batch` solves each:
+    C_a = TimeToBudget(T_a) over `base` capped at `cap`, the skip rules, then the knapsack."""
+    capacity = fill_budget(base, limit, cap)
+    admitted = admit_anchor(base, anchor, members, now, limit, capacity)
+    return None if admitted is None else choose(base, admitted, now)

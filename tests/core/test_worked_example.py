@@ -32,8 +32,9 @@ from slidingpolicy import (
     sort_candidates,
 )
 from slidingpolicy.pricing.queue import PricedQueue
-from slidingpolicy.stages.construct import build_for_anchor, values
+from slidingpolicy.stages.construct import values
 from slidingpolicy.stages.order import is_urgent
+from tests.core.reference import one_anchor
 
 NOW = 0.0  # the clock origin; only slacks matter, and s = L_ttft is then exact in floats
 RHO = 5000.0
@@ -94,7 +95,7 @@ def test_step_4_as_the_note_states_it() -> None:
         ]
     )
     base = PricedQueue.of(PREDICTOR, DECODES, [R1, *pool])
-    built = build_for_anchor(base, R1, [R1, *pool], NOW, limit=0.040, cap=2040)
+    built = one_anchor(base, R1, [R1, *pool], NOW, limit=0.040, cap=2040)
     assert built is not None
     # C_a = (40 − 8.8) / 0.02 = 1560; capacity 1560 − 500 = 1060. Two items fit at most:
     # {r3, r5} (500 tokens, Σv ≈ 4.33) beats {r2, r3} (1000 tokens, Σv ≈ 3.10) — the note's

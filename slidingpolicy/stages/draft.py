@@ -1,0 +1,80 @@
+"""The draft of a plan: what every stage of SlidingServe reads, prepared once per iteration.
+
+A plan is composed of stages: each `Stage` looks at the draft and either returns the plan or
+passes (None) to the next, and a `FinalStage` always plans — the way the note's Fig. 3 routes
+an iteration to the BatchConstructor or, failing that, to the SlidingChunker.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import attrs
+
+from slidingpolicy.pricing.model import LatencyPredictor
+from slidingpolicy.pricing.queue import PricedQueue
+from slidingpolicy.records.config import SlidingConfig
+from slidingpolicy.records.plan import BatchPlan
+from slidingpolicy.records.request import Request
+from slidingpolicy.records.state import SchedulerState
+from slidingpolicy.stages.admit import Admission, admit
+from slidingpolicy.stages.deadlines import window_deadlines
+from slidingpolicy.stages.order import order_candidates
+
+
+@attrs.frozen(slots=True)
+class Draft:
+    """The admitted decodes, the ordered queue priced beside them (up to what the window can
+    run), the window's deadlines W_1..W_k (eq. 7–8) and the latency margin m."""
+
+    now: float
+    config: SlidingConfig
+    admission: Admission
+    queue: tuple[Request, ...]
+    fill: PricedQueue
+    horizon: tuple[float, ...]
+    margin: float
+
+    @property
+    def cap(self) -> int:
+        """The prefill tokens this iteration may run (B_max less the admitted decodes)."""
+        return self.admission.prefill_cap
+
+    @property
+    def t_cur(self) -> float | None:
+        """T_cur (eq. 7), or None when no decode bounds the iteration."""
+        return self.horizon[0] if self.horizon else None
+
+    @property
+    def t_next(self) -> float | None:
+        """The second iteration's own share of the window, W_2 − W_1 (eq. 8), if any."""
+        return self.horizon[1] - self.horizon[0] if len(self.horizon) > 1 else None
+
+
+def prepare(
+    predictor: LatencyPredictor, config: SlidingConfig, margin: float, state: SchedulerState
+) -> Draft:
+    """Admit the decodes, order the queue (MLPS or EDF), price it, and set the window."""
+    now = state.now
+    admission = admit(state, config.max_batch_tokens)
+    queue = order_candidates(state.prefill_candidates, now, state.prefill_throughput, config)
+    reach = config.window * admission.prefill_cap
+    fill = PricedQueue.of(predictor, admission.decodes, queue, reach=reach)
+    horizon = window_deadlines(admission.decodes, now, config.window)
+    return Draft(now, config, admission, tuple(queue), fill, horizon, margin)
+
+
+Stage = Callable[[Draft], BatchPlan | None]
+"""A stage of a plan: the plan, or None to leave the iteration to the next stage."""
+
+FinalStage = Callable[[Draft], BatchPlan]
+"""The stage that ends a chain: it always plans."""
+
+
+def first_plan(stages: Sequence[Stage], final: FinalStage, draft: Draft) -> BatchPlan:
+    """The plan of the first of `stages` that makes one, else the `final` stage's."""
+    for stage in stages:
+        plan = stage(draft)
+        if plan is not None:
+            return plan
+    return final(draft)

@@ -6,7 +6,7 @@ D = {c ≤ 1} are its decodes, P = {c ≥ 2} its prefill chunks (eq. 4), and
     x1 = Σ_P c(u+c), x2 = Σ_P c², x3 = Σ u, x4 = |D|, x5 = Σ_D u, x6 = Σ_P c, x7 = max_P c.
 
 Every price in the library is a linear model over these (eq. 6), reached through one of three
-views of the same sums: `add_chunks` (scalars, chunk by chunk), `chunk_terms` (arrays of
+views of the same sums: `add_chunk` (scalars, chunk by chunk), `chunk_terms` (arrays of
 chunks at once, for exhaustive scans), and the polynomial in one chunk's size that
 `queue.PricedQueue` prices in closed form.
 """
@@ -38,20 +38,20 @@ def scenario_of(num_decode: int, num_prefill: int) -> int:
     return PREFILL if num_decode == 0 else MIXED
 
 
-def add_chunks(terms: Terms, chunks: Iterable[tuple[int, int]]) -> Terms:
-    """x1..x7 after adding chunks (c, u) to a batch with `terms` (eq. 4)."""
+def add_chunk(terms: Terms, c: int, u: int) -> Terms:
+    """x1..x7 after adding one chunk of c tokens on u cached ones to a batch with `terms`
+    (eq. 4): a prefill chunk when c ≥ 2, a decode when c = 1."""
     x1, x2, x3, x4, x5, x6, x7 = terms
+    if c >= 2:
+        return x1 + c * (u + c), x2 + c * c, x3 + u, x4, x5, x6 + c, x7 if x7 > c else c
+    return x1, x2, x3 + u, x4 + 1, x5 + u, x6, x7
+
+
+def add_chunks(terms: Terms, chunks: Iterable[tuple[int, int]]) -> Terms:
+    """x1..x7 after adding chunks (c, u) to a batch with `terms` (eq. 4, `add_chunk`)."""
     for c, u in chunks:
-        x3 += u
-        if c >= 2:
-            x1 += c * (u + c)
-            x2 += c * c
-            x6 += c
-            x7 = max(x7, c)
-        else:
-            x4 += 1
-            x5 += u
-    return x1, x2, x3, x4, x5, x6, x7
+        terms = add_chunk(terms, c, u)
+    return terms
 
 
 def decode_terms(count: int, context: int) -> Terms:

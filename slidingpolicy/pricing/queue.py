@@ -25,14 +25,15 @@ import attrs
 import numpy as np
 
 from slidingpolicy.pricing.features import (
-    EMPTY,
     MIXED,
     PREFILL,
     FloatArray,
     IntArray,
     Terms,
+    add_chunk,
     add_chunks,
     chunk_terms,
+    decode_terms,
 )
 from slidingpolicy.pricing.model import LatencyPredictor
 from slidingpolicy.records.request import Request
@@ -78,16 +79,12 @@ def _sparse_max(values: IntArray) -> IntArray:
     return np.vstack(rows)
 
 
-def _add_whole(terms: Terms, request: tuple[int, int]) -> Terms:
-    return add_chunks(terms, (request,))
-
-
 @attrs.frozen(slots=True, weakref_slot=False)
 class PricedQueue:
     """An ordered prefill queue beside a set of decodes, ready to price any part of its stream.
 
     `starts[k]` is the stream offset of request k (`starts[count]` = `total`); `wholes[k]` the
-    features (eq. 4) of the whole remainders of requests 0..k−1 alone, without the decodes.
+    features (eq. 4) of the decodes plus the whole remainders of requests 0..k−1.
     """
 
     predictor: LatencyPredictor
@@ -113,15 +110,20 @@ class PricedQueue:
         """The queue of remainders r_i on u_i cached tokens, in order, beside these decodes."""
         remaining, contexts = tuple(remaining), tuple(contexts)
         starts = tuple(accumulate(remaining, initial=0))
-        wholes = tuple(accumulate(zip(remaining, contexts, strict=True), _add_whole, initial=EMPTY))
+        decodes, decode_context = len(decode_contexts), sum(decode_contexts)
+        terms = decode_terms(decodes, decode_context)
+        wholes = [terms]
+        for r, u in zip(remaining, contexts, strict=True):
+            terms = add_chunk(terms, r, u)
+            wholes.append(terms)
         return cls(
             predictor,
-            len(decode_contexts),
-            sum(decode_contexts),
+            decodes,
+            decode_context,
             remaining,
             contexts,
             starts,
-            wholes,
+            tuple(wholes),
         )
 
     @classmethod
@@ -162,6 +164,10 @@ class PricedQueue:
         """The k with starts[k] < b ≤ starts[k+1]: the request whose chunk ends a fill of b ≥ 1."""
         return bisect_left(self.starts, b) - 1
 
+    def _decodes(self, step: int) -> Terms:
+        """The decodes alone, `step` iterations ahead."""
+        return decode_terms(self.decodes, self.decode_context + step * self.decodes)
+
     def _span(self, s: int, e: int, step: int) -> Terms:
         """The decodes `step` iterations ahead plus the whole remainders of requests s..e−1."""
         a, z = self.wholes[s], self.wholes[e]
@@ -186,18 +192,18 @@ class PricedQueue:
             return self.prefix(hi)
         starts, contexts = self.starts, self.contexts
         if hi <= lo:
-            return self.predictor.price(self._span(0, 0, step))
+            return self.predictor.price(self._decodes(step))
         a = bisect_right(starts, lo) - 1
         e = bisect_left(starts, hi) - 1
-        head = (hi - lo if a == e else starts[a + 1] - lo, contexts[a] + lo - starts[a])
+        head_context = contexts[a] + lo - starts[a]
         if a == e:
-            return self.predictor.price(add_chunks(self._span(0, 0, step), (head,)))
-        tail = (hi - starts[e], contexts[e])
-        return self.predictor.price(add_chunks(self._span(a + 1, e, step), (head, tail)))
+            return self.predictor.price(add_chunk(self._decodes(step), hi - lo, head_context))
+        terms = add_chunk(self._span(a + 1, e, step), starts[a + 1] - lo, head_context)
+        return self.predictor.price(add_chunk(terms, hi - starts[e], contexts[e]))
 
     def whole(self, chunks: Sequence[tuple[int, int]]) -> float:
         """T̂ of the decodes plus chunks (c, u) of requests in or outside the queue."""
-        return self.predictor.price(add_chunks(self._span(0, 0, 0), chunks))
+        return self.predictor.price(add_chunks(self._decodes(0), chunks))
 
     def prefix(self, b: int) -> float:
         """T̂ of the decodes plus a greedy fill of b tokens: the requests before the one holding
@@ -206,15 +212,11 @@ class PricedQueue:
         if known is not None:
             return known
         if b <= 0:
-            price = self.predictor.price(self._span(0, 0, 0))
+            price = self.predictor.price(self.wholes[0])
         else:
             k = bisect_left(self.starts, b) - 1
-            x1, x2, x3, x4, x5, x6, x7 = self.wholes[k]
-            context = self.decode_context
-            terms = (x1, x2, context + x3, self.decodes + x4, context + x5, x6, x7)
-            price = self.predictor.price(
-                add_chunks(terms, ((b - self.starts[k], self.contexts[k]),))
-            )
+            chunk = b - self.starts[k]
+            price = self.predictor.price(add_chunk(self.wholes[k], chunk, self.contexts[k]))
         self._prices[b] = price
         return price
 
@@ -232,10 +234,7 @@ class PricedQueue:
 
     def closing_chunk(self, k: int) -> Piece:
         """T̂ of the greedy fill that ends with a chunk c ≥ 2 of request k, as a function of c."""
-        x1, x2, x3, x4, x5, x6, x7 = self.wholes[k]
-        context = self.decode_context
-        terms = (x1, x2, context + x3, self.decodes + x4, context + x5, x6, x7)
-        return self._piece(terms, self.contexts[k], 0)
+        return self._piece(self.wholes[k], self.contexts[k], 0)
 
     def next_head(self, k: int, end: int) -> tuple[Piece, int]:
         """T̂ of the next iteration, running [b, end) for b inside request k, as a function of
@@ -243,10 +242,10 @@ class PricedQueue:
         e = self.request_at(end)
         if k < e:
             whole = self.remaining[k]
-            terms = add_chunks(self._span(k + 1, e, 1), ((end - self.starts[e], self.contexts[e]),))
+            terms = add_chunk(self._span(k + 1, e, 1), end - self.starts[e], self.contexts[e])
         else:
             whole = end - self.starts[k]
-            terms = self._span(0, 0, 1)
+            terms = self._decodes(1)
         # The head chunk h = whole − c holds context u + c = u + whole − h.
         return self._piece(terms, self.contexts[k] + whole, -1), whole
 

@@ -38,7 +38,7 @@ class Construction:
 
 def values(items: Sequence[Request], now: float) -> list[float]:
     """v_j = 1 / (s_j / Σ_k s_k + r_j / Σ_k r_k) over S_a (eq. 18); zero sums count as 1."""
-    slacks = [r.slack(now) for r in items]
+    slacks = [r.deadline - now for r in items]
     total_slack = sum(slacks) or 1.0
     total_work = sum(r.remaining_prefill for r in items) or 1
     return [
@@ -50,7 +50,9 @@ def values(items: Sequence[Request], now: float) -> list[float]:
 def _pool(anchor: Request, members: Sequence[Request], now: float) -> list[Request]:
     """S_a: the live members other than a whose slack is at least a's, in queue order."""
     slack = anchor.slack(now)
-    return [m for m in members if m.id != anchor.id and m.slack(now) >= slack and m.deadline > now]
+    return [
+        m for m in members if m.id != anchor.id and m.deadline - now >= slack and m.deadline > now
+    ]
 
 
 @attrs.frozen(slots=True)

@@ -16,9 +16,10 @@ def window_deadlines(decodes: Sequence[Request], now: float, window: int) -> tup
     """Cumulative time available to the next `window` iterations, W_1 ≤ … ≤ W_k.
 
     W_j = min over D_safe of (s_i + (j − 1)·L_tbt_i): W_1 = T_cur (eq. 7) and
-    W_2 − W_1 = T_next (eq. 8). Empty when D_safe is empty (no TBT constraint).
+    W_2 − W_1 = T_next (eq. 8). Empty when D_safe is empty (no TBT constraint). (In IEEE
+    arithmetic d − t > 0 exactly when d > t, so the filter is eq. 2's.)
     """
-    safe = [(d.slack(now), d.tbt_slo) for d in decodes if d.deadline > now]
+    safe = [(s, d.tbt_slo) for d in decodes if (s := d.deadline - now) > 0.0]
     if not safe:
         return ()
     return tuple(min(s + j * tbt for s, tbt in safe) for j in range(window))

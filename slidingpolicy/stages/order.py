@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from slidingpolicy.records.config import SlidingConfig
 from slidingpolicy.records.request import Request
@@ -15,26 +15,39 @@ def is_urgent(
     request: Request, now: float, throughput: float, alpha: float, epsilon: float
 ) -> bool:
     """e_i = 1[r_i / (ρ_t · max(s_i, ε)) > α] (eq. 12–14)."""
-    urgency = request.remaining_prefill / (throughput * max(request.slack(now), epsilon))
+    urgency = request.remaining_prefill / (throughput * max(request.deadline - now, epsilon))
     return urgency > alpha
 
 
-def mlps_key(request: Request, now: float, throughput: float, config: SlidingConfig) -> MlpsKey:
-    """K_i = (1 − g_i, late_i, 1 − e_i, r_i) then arrival and id (eq. 15).
+def mlps_keys(now: float, throughput: float, config: SlidingConfig) -> Callable[[Request], MlpsKey]:
+    """K_i = (1 − g_i, late_i, 1 − e_i, r_i) then arrival and id (eq. 15), as a sort key.
 
     late_i = 1 when the TTFT deadline has passed and `demote_late` is on (§7.2), else 0.
     With `level_order="deadline"` the TTFT deadline takes r_i's place inside each level.
+    The configuration is read once, not once per request: this runs on every plan.
     """
-    late = config.demote_late and request.deadline <= now
-    urgent = is_urgent(request, now, throughput, config.urgency_threshold, config.epsilon)
-    return (
-        0 if request.protected else 1,
-        1 if late else 0,
-        0 if urgent == config.urgent_first else 1,
-        request.remaining_prefill if config.level_order == "remaining" else request.deadline,
-        request.arrival,
-        request.id,
-    )
+    demote, urgent_first = config.demote_late, config.urgent_first
+    alpha, epsilon = config.urgency_threshold, config.epsilon
+    by_remaining = config.level_order == "remaining"
+
+    def key(request: Request) -> MlpsKey:
+        deadline = request.deadline
+        urgent = is_urgent(request, now, throughput, alpha, epsilon)
+        return (
+            0 if request.protected else 1,
+            1 if demote and deadline <= now else 0,
+            0 if urgent == urgent_first else 1,
+            request.remaining_prefill if by_remaining else deadline,
+            request.arrival,
+            request.id,
+        )
+
+    return key
+
+
+def mlps_key(request: Request, now: float, throughput: float, config: SlidingConfig) -> MlpsKey:
+    """The MLPS key of one request (`mlps_keys`)."""
+    return mlps_keys(now, throughput, config)(request)
 
 
 def edf_key(request: Request) -> tuple[float, float, str]:
@@ -56,7 +69,7 @@ def order_candidates(
         return queue
     if config.order == "edf":
         return sorted(queue, key=edf_key)
-    return sorted(queue, key=lambda r: mlps_key(r, now, throughput, config))
+    return sorted(queue, key=mlps_keys(now, throughput, config))
 
 
 def sort_candidates(

@@ -22,6 +22,7 @@ from slidingpolicy.policies import (
 from slidingpolicy.policy import DecodeRunObserver, Policy
 from slidingpolicy.pricing import LatencyPredictor, LinearModel
 from slidingpolicy.pricing.budget import time_to_budget
+from slidingpolicy.pricing.queue import PricedQueue
 from slidingpolicy.records.config import SlidingConfig
 from slidingpolicy.records.plan import Allocation, BatchPlan, Diagnostics, PlanPath
 from slidingpolicy.records.request import Phase, Request
@@ -44,6 +45,7 @@ __all__ = [
     "PlanPath",
     "Policy",
     "PredictorFormatError",
+    "PricedQueue",
     "Request",
     "SchedulerState",
     "SlidingConfig",

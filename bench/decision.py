@@ -9,6 +9,9 @@ the violation check routes to BatchConstructor.
 A second table times the same policies on states an engine run really met: every 10th
 snapshot of slidingserve serving the arXiv anchor's setup (llama3-8b on one A100, 1 req/s;
 `--run-requests` requests), where most states hold a few decodes and one candidate.
+A third table times each policy under overload: 64 decodes and N waiting requests of 50–4,000
+prompt tokens, N from 100 to 50,000 (`--overload`), the cost issue "bounded cost under
+overload" sets out to make independent of N.
 Prints p50 and p99 over many repetitions per state, and the paths the plans took; run
 `python bench/decision.py` (`--policy NAME`, repeatable, to time only some).
 """
@@ -19,10 +22,11 @@ import argparse
 import time
 from collections.abc import Callable, Sequence
 from functools import partial
+from typing import Any
 
 import numpy as np
 
-from slidingpolicy import Request, SchedulerState
+from slidingpolicy import Policy, Request, SchedulerState
 from slidingpolicy.engine import EngineOptions, simulate
 from slidingpolicy.engine.profiling import default_predictor
 from slidingpolicy.hardware import build_hardware
@@ -67,6 +71,19 @@ def make_state(
     return SchedulerState(NOW, tuple(requests), prefill_throughput=8000.0)
 
 
+def overload_state(waiting: int, rng: np.random.Generator) -> SchedulerState:
+    """64 decoding requests and `waiting` waiting ones of 50–4,000 prompt tokens, every one
+    with TTFT slack left."""
+    decoding = make_state(64, 0, False, rng).requests
+    prompts = rng.integers(50, 4001, waiting).tolist()
+    slacks = rng.uniform(0.5, TTFT, waiting).tolist()
+    queue = tuple(
+        Request(f"w{i}", NOW + slack - TTFT, prompt, 0, 0, TTFT, TBT)
+        for i, (prompt, slack) in enumerate(zip(prompts, slacks, strict=True))
+    )
+    return SchedulerState(NOW, decoding + queue, prefill_throughput=8000.0)
+
+
 def run_states(requests: int) -> list[SchedulerState]:
     """Every 10th state slidingserve met serving arXiv at 1 req/s on llama3-8b / one A100."""
     hardware = ("a100-80g", "llama3-8b", 1)
@@ -107,6 +124,11 @@ def main() -> None:
     parser.add_argument(
         "--run-requests", type=int, default=1000, help="requests of the engine run (0: skip)"
     )
+    parser.add_argument(
+        "--overload",
+        default="100,1000,10000,50000",
+        help="waiting requests of the overload table, comma-separated ('' skips it)",
+    )
     args = parser.parse_args()
     predictor = default_predictor()
     policies = [by_name(name, predictor) for name in args.policy or names()]
@@ -143,6 +165,9 @@ def main() -> None:
             )
     if args.run_requests > 0:
         time_run_states(args.policy or list(names()), run_states(args.run_requests))
+    if args.overload:
+        sizes = [int(n) for n in args.overload.split(",")]
+        time_overload(policies, sizes, args.repeats)
 
 
 def time_run_states(chosen: Sequence[str], states: Sequence[SchedulerState]) -> None:
@@ -164,6 +189,24 @@ def time_run_states(chosen: Sequence[str], states: Sequence[SchedulerState]) -> 
             f"{name:20s} {percentile(times, 50) * 1e6:8.0f} {percentile(times, 99) * 1e6:8.0f}"
             f"  {seen}"
         )
+
+
+def time_overload(policies: Sequence[Policy[Any]], sizes: Sequence[int], repeats: int) -> None:
+    """The third table: ms per plan at 64 decodes plus N waiting, for each N (3 states each,
+    at most 20 calls per state: a plan at 50,000 waiting takes tens of ms)."""
+    rng = np.random.default_rng(11)
+    states = {n: [overload_state(n, rng) for _ in range(3)] for n in sizes}
+    print("\noverload: ms per plan at 64 decodes + N waiting (50–4,000 prompt tokens)")
+    print(f"{'policy':20s}" + "".join(f" {f'N={n}':>12s}" for n in sizes))
+    for policy in policies:
+        pstate = policy.init()
+        cells = []
+        for n in sizes:
+            times: list[float] = []
+            for state in states[n]:
+                times += measure(partial(policy.plan, pstate, state), min(repeats, 20))
+            cells.append(f" {percentile(times, 50) * 1e3:12.2f}")
+        print(f"{policy.name:20s}" + "".join(cells))
 
 
 if __name__ == "__main__":

@@ -20,7 +20,7 @@ def _run(script: str, *args: str) -> list[str]:
     return done.stdout.splitlines()
 
 
-def test_decision_bench_prints_both_tables() -> None:
+def test_decision_bench_prints_all_three_tables() -> None:
     lines = _run(
         "decision.py",
         "--policy",
@@ -31,9 +31,15 @@ def test_decision_bench_prints_both_tables() -> None:
         "1",
         "--run-requests",
         "20",
+        "--overload",
+        "10,30",
     )
-    assert sum(line.startswith("sarathi ") for line in lines) == 18 + 1
+    assert sum(line.startswith("sarathi ") for line in lines) == 18 + 1 + 1
     assert any(line.startswith("states from an engine run") for line in lines)
+    overload = [line for line in lines if line.startswith("overload")]
+    assert overload
+    assert lines[-1].split()[0] == "sarathi"
+    assert len(lines[-1].split()) == 1 + 2
 
 
 def test_engine_bench_prints_a_row_per_case() -> None:

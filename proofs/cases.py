@@ -51,7 +51,7 @@ def fill_cases(
     decodes = draw(st.lists(st.integers(1, max_context), max_size=max_decodes))
     remaining = draw(st.lists(remainders, min_size=n, max_size=n))
     contexts = draw(st.lists(st.integers(0, max_context), min_size=n, max_size=n))
-    return FillCase(draw(predictors()), decodes, remaining, contexts)
+    return FillCase(draw(predictors(tiles=True)), decodes, remaining, contexts)
 
 
 @st.composite

@@ -12,10 +12,11 @@ from slidingpolicy.pricing.fit import Sample
 from slidingpolicy.pricing.model import LinearModel
 
 
-def design(samples: Sequence[Sample]) -> tuple[FloatArray, FloatArray]:
-    """The rows [1, x1..x7] and the latencies of `samples`."""
-    rows = [np.concatenate(([1.0], s.features()[0])) for s in samples]
-    return np.array(rows).reshape(len(samples), 8), np.array([s.latency for s in samples])
+def design(samples: Sequence[Sample], tile: int | None = None) -> tuple[FloatArray, FloatArray]:
+    """The rows [1, x1..x7] (and x8 with a `tile`) and the latencies of `samples`."""
+    rows = [np.concatenate(([1.0], s.features(tile)[0])) for s in samples]
+    width = 8 if tile is None else 9
+    return np.array(rows).reshape(len(samples), width), np.array([s.latency for s in samples])
 
 
 def rss(model: LinearModel, rows: FloatArray, latencies: FloatArray) -> float:

@@ -52,7 +52,7 @@ def cases(draw: st.DrawFn, max_requests: int = 7) -> Case:
     """A queue of up to 7 prefill requests filled to the cap; each slack is late, safe
     (above the candidate's T̂_full), or — most often — between the request's own batch
     alone and T̂_full, where an anchor is risky yet feasible; T_cur absent or near T̂_full."""
-    predictor = draw(predictors())
+    predictor = draw(predictors(tiles=True))
     decodes = [
         Request(f"d{i}", 0.0, u, u, 1, TTFT, 1.0)
         for i, u in enumerate(draw(st.lists(st.integers(1, 3000), max_size=4)))

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from proofs.fit_oracle import design, least_squares, penalized, penalized_least_squares, rss
 from slidingpolicy.pricing.features import DECODE, MIXED, PREFILL, SCENARIOS
-from slidingpolicy.pricing.fit import NO_X3, Sample, accumulate, solve
+from slidingpolicy.pricing.fit import Sample, accumulate, no_x3, solve
 from slidingpolicy.pricing.model import LinearModel
 
 FIT_CASES = 60
@@ -50,19 +50,21 @@ def _row(model: LinearModel) -> np.ndarray:
 
 
 @settings(max_examples=FIT_CASES, deadline=None)
-@given(sample_sets())
-def test_fit_matches_cvxpy_bounded_least_squares(samples: list[Sample]) -> None:
-    """60 generated sample sets: per scenario, under the bounds its stage sets from the
-    stage before (and for the global fallback model, w ≥ 0), the fit's residual sum of
-    squares is at most cvxpy's optimum + 1e-7·Σy² — weights may differ where the optimum
-    is not unique."""
-    predictor = solve(accumulate(samples), min_samples=1)
+@given(sample_sets(), st.sampled_from([None, 2, 16, 128]))
+def test_fit_matches_cvxpy_bounded_least_squares(samples: list[Sample], tile: int | None) -> None:
+    """60 generated sample sets, with and without the tile count x8: per scenario, under the
+    bounds its stage sets from the stage before (and for the global fallback model, w ≥ 0),
+    the fit's residual sum of squares is at most cvxpy's optimum + 1e-7·Σy² — weights may
+    differ where the optimum is not unique."""
+    predictor = solve(accumulate(samples, tile=tile), min_samples=1, tile=tile)
+    assert predictor.tile == tile
     groups: dict[int, list[Sample]] = {k: [] for k in range(len(SCENARIOS))}
     for s in samples:
         groups[s.features()[1]].append(s)
     decode, prefill, mixed = predictor.models
+    width = 8 if tile is None else 9
     bounds = {
-        DECODE: (decode, None, NO_X3),
+        DECODE: (decode, None, no_x3(width)),
         MIXED: (mixed, _row(decode), None),
         PREFILL: (prefill, None, _row(mixed)),
     }
@@ -71,7 +73,7 @@ def test_fit_matches_cvxpy_bounded_least_squares(samples: list[Sample]) -> None:
     for model, group, low, high in checks:
         if not group:
             continue
-        rows, y = design(group)
+        rows, y = design(group, tile)
         found, best = rss(model, rows, y), least_squares(rows, y, low, high)
         assert found <= best + RELATIVE * float(y @ y), (found, best)
 
@@ -81,7 +83,8 @@ def priors(draw: st.DrawFn) -> tuple[list[Sample], object]:
     """A sample set and an offline predictor fitted on another one (the online prior)."""
     from slidingpolicy.pricing.fit import fit_predictor
 
-    offline = fit_predictor(draw(sample_sets()), min_samples=1)
+    tile = draw(st.sampled_from([None, 16]))
+    offline = fit_predictor(draw(sample_sets()), min_samples=1, tile=tile)
     return draw(sample_sets()), offline
 
 
@@ -98,7 +101,7 @@ def test_online_refit_matches_cvxpy_penalized_least_squares(
 
     samples, prior = case
     assert isinstance(prior, LatencyPredictor)
-    stats = accumulate(samples)
+    stats = accumulate(samples, tile=prior.tile)
     predictor = solve(stats, prior=prior, prior_weight=weight)
     scale = prior_scale(stats, prior)
     groups: dict[int, list[Sample]] = {k: [] for k in range(len(SCENARIOS))}
@@ -106,14 +109,14 @@ def test_online_refit_matches_cvxpy_penalized_least_squares(
         groups[s.features()[1]].append(s)
     decode, prefill, mixed = predictor.models
     bounds = {
-        DECODE: (decode, None, NO_X3),
+        DECODE: (decode, None, no_x3(8 if prior.tile is None else 9)),
         MIXED: (mixed, _row(decode), None),
         PREFILL: (prefill, None, _row(mixed)),
     }
     for k, (model, low, high) in bounds.items():
         if not groups[k]:
             continue
-        rows, y = design(groups[k])
+        rows, y = design(groups[k], prior.tile)
         center = scale * prior.coefficients[k]
         found = penalized(model, rows, y, center, weight)
         best = penalized_least_squares(rows, y, center, weight, low, high)

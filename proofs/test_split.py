@@ -46,7 +46,8 @@ def test_exact_split_equals_exhaustive_scan(problem: Problem) -> None:
 @st.composite
 def convex_problems(draw: st.DrawFn) -> Problem:
     """The sufficient condition of proofs/split.md: one request holds the whole window
-    (B_Σ ≤ r), and both chunks stay ≥ 2 over the range (B_Σ − cap ≥ 2, cap ≤ B_Σ − 2)."""
+    (B_Σ ≤ r), and both chunks stay ≥ 2 over the range (B_Σ − cap ≥ 2, cap ≤ B_Σ − 2), under
+    the seven-feature predictor (a tile-aware one adds steps, and the cost is not convex)."""
     remaining = draw(st.integers(6, 2000))
     budget_sum = draw(st.integers(6, remaining))
     cap = draw(st.integers((budget_sum + 1) // 2, budget_sum - 2))

@@ -17,21 +17,29 @@ NOW = 100.0
 SCALES = (1e-9, 1e-8, 1e-7, 1e-4, 1e-7, 2e-4, 1e-5)
 
 
+TILE_SCALE = 1e-3
+"""Seconds per GEMM tile (x8) on the quantized built-in GPUs, in magnitude."""
+
+
 @st.composite
-def linear_models(draw: st.DrawFn) -> LinearModel:
-    """A non-negative model; each weight is zero or within three decades of its scale."""
+def linear_models(draw: st.DrawFn, tiled: bool = False) -> LinearModel:
+    """A non-negative model; each weight is zero or within three decades of its scale (with
+    an eighth, the tile count's, when `tiled`)."""
     weights = []
-    for scale in SCALES:
+    for scale in (*SCALES, TILE_SCALE) if tiled else SCALES:
         on = draw(st.booleans())
         weights.append(draw(st.floats(0.001, 3.0)) * scale if on else 0.0)
     return LinearModel(draw(st.floats(0.0, 0.02)), tuple(weights))
 
 
 @st.composite
-def predictors(draw: st.DrawFn) -> LatencyPredictor:
-    """Independent models per scenario, as a fit with few shared samples can give."""
-    decode, prefill, mixed, fallback = (draw(linear_models()) for _ in range(4))
-    return LatencyPredictor(decode, prefill, mixed, fallback=fallback)
+def predictors(draw: st.DrawFn, tiles: bool = False) -> LatencyPredictor:
+    """Independent models per scenario, as a fit with few shared samples can give; with
+    `tiles`, often tile-aware (a tile of 2, 5, 16 or 128 tokens)."""
+    tile = draw(st.sampled_from([None, None, 2, 5, 16, 128])) if tiles else None
+    models = [draw(linear_models(tiled=tile is not None)) for _ in range(4)]
+    decode, prefill, mixed, fallback = models
+    return LatencyPredictor(decode, prefill, mixed, fallback=fallback, tile=tile)
 
 
 slos = st.sampled_from([(0.05, 0.01), (0.5, 0.05), (3.0, 0.1), (10.0, 0.2), (1e4, 1e3)])

@@ -109,14 +109,22 @@ def fit(
         ),
     ] = False,
     seed: SeedOpt = 0,
+    tile: Annotated[
+        int | None,
+        typer.Option(
+            "--tile",
+            min=1,
+            help="Fit the tile-aware predictor (ours, not the paper's): an eighth feature, "
+            "the GEMM tiles of TILE tokens the batch fills.",
+        ),
+    ] = None,
 ) -> None:
     """Calibrate the latency predictor; print MAE, RMSE and R² per scenario on held-out samples."""
     from slidingpolicy.engine.profiling import DEFAULT_SAMPLES
     from slidingpolicy.engine.profiling import profile as sample_hardware
     from slidingpolicy.engine.profiling import write_default as write_packaged
     from slidingpolicy.engine.sweep import HardwareSpec
-    from slidingpolicy.pricing import evaluate, fit_predictor
-    from slidingpolicy.pricing.fit import MARGIN_FLOOR, MARGIN_QUANTILE
+    from slidingpolicy.pricing import fit_predictor
 
     if not 0.0 < holdout < 1.0:
         raise CliError(f"--holdout={holdout} must be between 0 and 1")
@@ -140,15 +148,24 @@ def fit(
             f"{FEW_SAMPLES} falls back to the global model, and the held-out error means little "
             f"(`profile` times {DEFAULT_SAMPLES} by default)[/yellow]"
         )
-    predictor = fit_predictor(data[:cut], source=str(samples) if samples else hardware.name)
+    source = str(samples) if samples else hardware.name
+    predictor = fit_predictor(data[:cut], source=source, tile=tile)
     if out is not None:
         predictor.save(out)
         console.print(f"wrote {out}")
-    table = Table(title=f"held-out error, {len(data) - cut} of {len(data)} samples")
+    _print_errors(predictor, data[cut:], len(data))
+
+
+def _print_errors(predictor: Any, held: list[Any], total: int) -> None:
+    """The held-out error table, the margin, and a warning where R² is undefined."""
+    from slidingpolicy.pricing import evaluate
+    from slidingpolicy.pricing.fit import MARGIN_FLOOR, MARGIN_QUANTILE
+
+    table = Table(title=f"held-out error, {len(held)} of {total} samples")
     for column in ("batches", "samples", "MAE (ms)", "RMSE (ms)", "bias (ms)", "R²"):
         table.add_column(column, justify="right")
     undefined = []
-    for report in evaluate(predictor, data[cut:]):
+    for report in evaluate(predictor, held):
         if math.isnan(report.r2):
             undefined.append(report.scenario)
         table.add_row(

@@ -17,7 +17,13 @@ import numpy as np
 from slidingpolicy import _validate
 from slidingpolicy.errors import InvalidRecordError
 from slidingpolicy.policy import DecodeRunObserver, Policy
-from slidingpolicy.pricing.features import DECODE, FloatArray, batch_features, decode_terms
+from slidingpolicy.pricing.features import (
+    DECODE,
+    FloatArray,
+    batch_features,
+    decode_terms,
+    tile_count,
+)
 from slidingpolicy.pricing.fit import PredictorStats, solve
 from slidingpolicy.pricing.model import LatencyPredictor
 from slidingpolicy.records.plan import BatchPlan
@@ -110,7 +116,8 @@ class Online(Generic[S]):
 
     def init(self) -> OnlineState[S]:
         """The inner policy with its offline predictor, and no observation yet."""
-        return OnlineState(self.inner, self.inner.init(), PredictorStats.empty())
+        tile = self.inner.predictor.tile
+        return OnlineState(self.inner, self.inner.init(), PredictorStats.empty(tile))
 
     def plan(self, pstate: OnlineState[S], state: SchedulerState) -> tuple[BatchPlan, Any]:
         """The inner policy's plan, priced with the latest predictor."""
@@ -133,7 +140,7 @@ class Online(Generic[S]):
         contexts = np.array(
             [by_id[a.request_id].context_tokens for a in plan.allocations], dtype=np.int64
         )
-        x, scenario = batch_features(chunks, contexts)
+        x, scenario = batch_features(chunks, contexts, self.inner.predictor.tile)
         return self._learn(pstate, x, scenario, latency)
 
     def observe_decodes(
@@ -146,9 +153,11 @@ class Online(Generic[S]):
             return pstate
         count = len(decodes)
         context = sum(d.context_tokens for d in decodes)
+        tile = self.inner.predictor.tile
+        tiles = () if tile is None else (tile_count(count, tile),)
         for step, latency in enumerate(latencies):
-            x = np.array(decode_terms(count, context + step * count), dtype=np.float64)
-            pstate = self._learn(pstate, x, DECODE, latency)
+            terms = (*decode_terms(count, context + step * count), *tiles)
+            pstate = self._learn(pstate, np.array(terms, dtype=np.float64), DECODE, latency)
         return pstate
 
     def _learn(

@@ -59,11 +59,21 @@ def decode_terms(count: int, context: int) -> Terms:
     return 0, 0, context, count, context, 0, 0
 
 
-def batch_features(chunks: IntArray, contexts: IntArray) -> tuple[FloatArray, int]:
-    """x1..x7 of a batch of (c_i, u_i) (eq. 4), as floats, and its scenario (eq. 5)."""
+def tile_count(tokens: int, tile: int) -> int:
+    """x8 = ⌈tokens / T⌉: the GEMM tiles of M = `tokens` rows (x4 + x6, every token the batch
+    runs); the tile-aware predictor's eighth feature."""
+    return -(-tokens // tile)
+
+
+def batch_features(
+    chunks: IntArray, contexts: IntArray, tile: int | None = None
+) -> tuple[FloatArray, int]:
+    """x1..x7 of a batch of (c_i, u_i) (eq. 4), and x8 with a `tile`, as floats, and its
+    scenario (eq. 5)."""
     pairs = zip(np.asarray(chunks).tolist(), np.asarray(contexts).tolist(), strict=True)
     x = add_chunks(EMPTY, pairs)
-    return np.array(x, dtype=np.float64), scenario_of(x[3], x[5])
+    features = x if tile is None else (*x, tile_count(x[3] + x[5], tile))
+    return np.array(features, dtype=np.float64), scenario_of(x[3], x[5])
 
 
 def chunk_terms(

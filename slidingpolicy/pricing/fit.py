@@ -38,7 +38,8 @@ WIDTH = NUM_FEATURES + 1
 
 @attrs.frozen(slots=True)
 class PredictorStats:
-    """Sufficient statistics per scenario: gram (3×8×8), moment (3×8), yy (3), count (3)."""
+    """Sufficient statistics per scenario: gram (3×w×w), moment (3×w), yy (3), count (3), with
+    w = 8 columns [1, x1..x7], or 9 with the tile count x8."""
 
     gram: FloatArray
     moment: FloatArray
@@ -46,12 +47,12 @@ class PredictorStats:
     count: FloatArray
 
     @classmethod
-    def empty(cls) -> PredictorStats:
-        """No observations yet."""
-        n = len(SCENARIOS)
+    def empty(cls, tile: int | None = None) -> PredictorStats:
+        """No observations yet (of batches with a tile count when `tile` is given)."""
+        n, width = len(SCENARIOS), WIDTH + (tile is not None)
         return cls(
-            read_only(np.zeros((n, WIDTH, WIDTH))),
-            read_only(np.zeros((n, WIDTH))),
+            read_only(np.zeros((n, width, width))),
+            read_only(np.zeros((n, width))),
             read_only(np.zeros(n)),
             read_only(np.zeros(n)),
         )
@@ -75,8 +76,13 @@ class PredictorStats:
         return self.gram.sum(axis=0), self.moment.sum(axis=0), float(self.count.sum())
 
 
-NO_X3 = np.array([0.0 if j == 3 else np.inf for j in range(WIDTH)])
-"""Upper bounds that drop x3 (column 3 of [1, x1..x7]) from the DECODE fit."""
+def no_x3(width: int = WIDTH) -> FloatArray:
+    """Upper bounds that drop x3 (column 3 of [1, x1..x7(, x8)]) from the DECODE fit."""
+    return np.array([0.0 if j == 3 else np.inf for j in range(width)])
+
+
+NO_X3 = no_x3()
+"""`no_x3` of the seven-feature predictor."""
 
 
 def _row(model: LinearModel) -> FloatArray:
@@ -109,8 +115,9 @@ def _solve(
     """
     from scipy.optimize import lsq_linear
 
-    low = np.zeros(WIDTH) if lower is None else np.asarray(lower, dtype=np.float64)
-    high = np.full(WIDTH, np.inf) if upper is None else np.maximum(upper, low)
+    width = moment.size
+    low = np.zeros(width) if lower is None else np.asarray(lower, dtype=np.float64)
+    high = np.full(width, np.inf) if upper is None else np.maximum(upper, low)
     coefficients = low.copy() if center is None else np.clip(center, low, high)
     diagonal = np.diag(gram).copy()
     if center is not None and weight > 0.0 and count > 0.0:
@@ -150,6 +157,7 @@ def solve(
     source: str = "",
     prior: LatencyPredictor | None = None,
     prior_weight: float = 0.0,
+    tile: int | None = None,
 ) -> LatencyPredictor:
     """Refit every scenario (eq. 6), monotone across scenarios: w_DECODE ≤ w_MIXED ≥ w_PREFILL
     elementwise, intercepts included.
@@ -165,6 +173,8 @@ def solve(
       alone, and the others keep the prior's model.
 
     Each model is then raised (MIXED) or lowered (PREFILL) to the bound its order sets.
+    The statistics' width says whether the batches carry a tile count: `tile` (offline) or
+    the prior's (online) is the T they were counted with.
     """
     mapped = prior is not None and prior_weight > 0.0
     scale = prior_scale(stats, prior) if prior is not None and mapped else 1.0
@@ -185,13 +195,16 @@ def solve(
     def bounded(model: LinearModel, row: FloatArray) -> LinearModel:
         return model if np.array_equal(row, _row(model)) else _model(row, model.samples)
 
-    decode = fit(DECODE, None, NO_X3)
+    decode = fit(DECODE, None, no_x3(stats.moment.shape[1]))
     mixed = fit(MIXED, _row(decode), None)
     mixed = bounded(mixed, np.maximum(_row(mixed), _row(decode)))
     prefill = fit(PREFILL, None, _row(mixed))
     prefill = bounded(prefill, np.minimum(_row(prefill), _row(mixed)))
     margin = 1.0 if prior is None else prior.margin
-    return LatencyPredictor(decode, prefill, mixed, fallback=fallback, source=source, margin=margin)
+    tile = prior.tile if prior is not None else tile
+    return LatencyPredictor(
+        decode, prefill, mixed, fallback=fallback, source=source, margin=margin, tile=tile
+    )
 
 
 def _ints(values: Sequence[int]) -> tuple[int, ...]:
@@ -215,18 +228,21 @@ class Sample:
             _validate.integer(record, "chunks[i]", c, 1)
             _validate.integer(record, "contexts[i]", u, 0)
 
-    def features(self) -> tuple[FloatArray, int]:
-        """x1..x7 and the scenario of this batch."""
+    def features(self, tile: int | None = None) -> tuple[FloatArray, int]:
+        """x1..x7 (and x8 with a `tile`) and the scenario of this batch."""
         chunks: IntArray = np.asarray(self.chunks, dtype=np.int64)
         contexts: IntArray = np.asarray(self.contexts, dtype=np.int64)
-        return batch_features(chunks, contexts)
+        return batch_features(chunks, contexts, tile)
 
 
-def accumulate(samples: Sequence[Sample], stats: PredictorStats | None = None) -> PredictorStats:
-    """The statistics of `samples`, added to `stats` (or to empty ones)."""
-    result = PredictorStats.empty() if stats is None else stats
+def accumulate(
+    samples: Sequence[Sample], stats: PredictorStats | None = None, tile: int | None = None
+) -> PredictorStats:
+    """The statistics of `samples` (with tile counts for a `tile`), added to `stats` (or to
+    empty ones)."""
+    result = PredictorStats.empty(tile) if stats is None else stats
     for sample in samples:
-        x, scenario = sample.features()
+        x, scenario = sample.features(tile)
         result = result.add(x, scenario, sample.latency)
     return result
 
@@ -251,7 +267,7 @@ def held_out_ratios(
     predicted at ≥ `floor` seconds."""
     ratios = []
     for sample in samples:
-        x, scenario = sample.features()
+        x, scenario = sample.features(predictor.tile)
         predicted = predictor.predict_features(x, scenario)
         if scenario != DECODE and predicted >= floor:
             ratios.append(sample.latency / predicted)
@@ -266,17 +282,19 @@ def calibrate_margin(ratios: Sequence[float], quantile: float = MARGIN_QUANTILE)
 
 
 def fit_predictor(
-    samples: Sequence[Sample], min_samples: int = 30, source: str = ""
+    samples: Sequence[Sample], min_samples: int = 30, source: str = "", tile: int | None = None
 ) -> LatencyPredictor:
     """The monotone bounded least-squares predictor of `samples` (offline calibration, §4.1),
     with its margin from FOLDS-fold cross-validation: each fold is predicted by a fit on the
-    others, and the margin covers MARGIN_QUANTILE of those held-out ratios."""
+    others, and the margin covers MARGIN_QUANTILE of those held-out ratios. With a `tile`,
+    the tile-aware predictor (the eighth feature x8, `features.tile_count`)."""
     ratios: list[float] = []
     for fold in range(FOLDS):
         kept = [s for i, s in enumerate(samples) if i % FOLDS != fold]
         held = [s for i, s in enumerate(samples) if i % FOLDS == fold]
-        ratios += held_out_ratios(solve(accumulate(kept), min_samples=min_samples), held)
-    final = solve(accumulate(samples), min_samples=min_samples, source=source)
+        fitted = solve(accumulate(kept, tile=tile), min_samples=min_samples, tile=tile)
+        ratios += held_out_ratios(fitted, held)
+    final = solve(accumulate(samples, tile=tile), min_samples=min_samples, source=source, tile=tile)
     return attrs.evolve(final, margin=calibrate_margin(ratios))
 
 
@@ -315,7 +333,7 @@ def evaluate(predictor: LatencyPredictor, samples: Sequence[Sample]) -> tuple[Fi
     groups without samples are left out."""
     picked: dict[str, list[tuple[float, float]]] = {}
     for sample in samples:
-        x, scenario = sample.features()
+        x, scenario = sample.features(predictor.tile)
         pair = (predictor.predict_features(x, scenario), sample.latency)
         for name in _groups(x, scenario):
             picked.setdefault(name, []).append(pair)

@@ -23,12 +23,15 @@ from slidingpolicy.pricing.features import (
     IntArray,
     Terms,
     batch_features,
+    tile_count,
 )
 
 FORMAT = "slidingpolicy.predictor"
 VERSION = 2
-READABLE = (1, 2)
-"""Versions `from_dict` reads: version 1 has no margin (read as 1.0)."""
+TILED_VERSION = 3
+READABLE = (1, 2, 3)
+"""Versions `from_dict` reads: version 1 has no margin (read as 1.0); version 3 adds the tile
+of a tile-aware predictor (written only for one)."""
 
 
 def _weights(value: object) -> tuple[float, ...]:
@@ -37,7 +40,8 @@ def _weights(value: object) -> tuple[float, ...]:
 
 @attrs.frozen(slots=True)
 class LinearModel:
-    """T̂ = b + Σ_j w_j x_j with b ≥ 0 and w ≥ 0, fitted on `samples` observations."""
+    """T̂ = b + Σ_j w_j x_j with b ≥ 0 and w ≥ 0, fitted on `samples` observations: seven
+    weights (eq. 6), or eight with the tile count x8 of a tile-aware predictor."""
 
     intercept: float
     weights: tuple[float, ...] = attrs.field(converter=_weights)
@@ -47,9 +51,12 @@ class LinearModel:
         record = "linear model"
         _validate.non_negative(record, "intercept", self.intercept)
         _validate.non_negative(record, "samples", self.samples)
-        if len(self.weights) != NUM_FEATURES:
+        if len(self.weights) not in (NUM_FEATURES, NUM_FEATURES + 1):
             raise InvalidRecordError(
-                record, "weights", f"has {len(self.weights)} entries, needs {NUM_FEATURES}"
+                record,
+                "weights",
+                f"has {len(self.weights)} entries, needs {NUM_FEATURES} (or "
+                f"{NUM_FEATURES + 1} with a tile count)",
             )
         for j, w in enumerate(self.weights):
             _validate.non_negative(record, f"weights[{j}]", w)
@@ -78,6 +85,9 @@ class LatencyPredictor:
     source: str = ""
     margin: float = 1.0
     """m ≥ 1: a policy plans T̂·m against a deadline (`fit.calibrate_margin`)."""
+    tile: int | None = None
+    """T: with a tile, an eighth feature x8 = ⌈(x4 + x6)/T⌉ (`features.tile_count`), the
+    GEMM tiles the batch's tokens fill, lets the models see the steps of a quantized GPU."""
     coefficients: FloatArray = attrs.field(init=False, repr=False, eq=False)
     """Rows DECODE, PREFILL, MIXED of (intercept, w1..w7), read-only."""
     rows: tuple[tuple[float, ...], ...] = attrs.field(init=False, repr=False, eq=False)
@@ -86,6 +96,20 @@ class LatencyPredictor:
     def __attrs_post_init__(self) -> None:
         if _validate.finite("latency predictor", "margin", self.margin) < 1.0:
             raise InvalidRecordError("latency predictor", "margin", f"={self.margin} must be >= 1")
+        width = NUM_FEATURES
+        if self.tile is not None:
+            _validate.integer("latency predictor", "tile", self.tile, 1)
+            width += 1
+        for name in ("decode", "prefill", "mixed", "fallback"):
+            model = getattr(self, name)
+            _validate.instance("latency predictor", name, model, LinearModel)
+            if len(model.weights) != width:
+                raise InvalidRecordError(
+                    "latency predictor",
+                    name,
+                    f"has {len(model.weights)} weights, needs {width}"
+                    + (f" (tile={self.tile})" if self.tile is not None else ""),
+                )
         table = _coefficients((self.decode, self.prefill, self.mixed))
         object.__setattr__(self, "coefficients", table)
         object.__setattr__(self, "rows", tuple(tuple(row) for row in table.tolist()))
@@ -99,7 +123,7 @@ class LatencyPredictor:
         """T̂ of a batch of (c_i, u_i) (eq. 4–6); 0 for an empty batch."""
         if len(chunks) == 0:
             return 0.0
-        x, scenario = batch_features(chunks, contexts)
+        x, scenario = batch_features(chunks, contexts, self.tile)
         return self.predict_features(x, scenario)
 
     def price(self, terms: Terms) -> float:
@@ -114,9 +138,12 @@ class LatencyPredictor:
             w = self.rows[DECODE]
         else:
             return 0.0
-        return (
+        price = (
             w[0] + w[1] * x1 + w[2] * x2 + w[3] * x3 + w[4] * x4 + w[5] * x5 + w[6] * x6 + w[7] * x7
         )
+        if self.tile is None:
+            return price
+        return price + w[8] * tile_count(x4 + x6, self.tile)
 
     def predict_features(self, x: FloatArray, scenario: int) -> float:
         """T̂ from a feature vector and its scenario (eq. 6)."""
@@ -146,11 +173,12 @@ class LatencyPredictor:
         """The versioned JSON form."""
         return {
             "format": FORMAT,
-            "version": VERSION,
+            "version": VERSION if self.tile is None else TILED_VERSION,
             "source": self.source,
             "margin": self.margin,
             "models": {name: m.to_dict() for name, m in zip(SCENARIOS, self.models, strict=True)},
             "fallback": self.fallback.to_dict(),
+            **({} if self.tile is None else {"tile": self.tile}),
         }
 
     @classmethod
@@ -173,6 +201,7 @@ class LatencyPredictor:
                 fallback=LinearModel(**data["fallback"]),
                 source=str(data.get("source", "")),
                 margin=data.get("margin", 1.0),
+                tile=data.get("tile"),
             )
         except (KeyError, TypeError) as error:
             raise PredictorFormatError(f"{origin}: malformed predictor ({error})") from error

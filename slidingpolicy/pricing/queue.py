@@ -34,6 +34,7 @@ from slidingpolicy.pricing.features import (
     add_chunks,
     chunk_terms,
     decode_terms,
+    tile_count,
 )
 from slidingpolicy.pricing.model import LatencyPredictor
 from slidingpolicy.records.request import Request
@@ -51,6 +52,28 @@ class Piece:
 
     def __call__(self, c: int) -> float:
         return self.base + c * (self.slope + self.curve * c) + self.peak_weight * max(self.peak, c)
+
+    def smooth(self) -> Piece:
+        """The piece without a tile step: itself."""
+        return self
+
+
+@attrs.frozen(slots=True)
+class TiledPiece(Piece):
+    """A `Piece` of a tile-aware predictor: plus tile_weight·⌈(tile_base + c)/tile⌉, a step
+    non-decreasing in c (`features.tile_count`)."""
+
+    tile_weight: float
+    tile: int
+    tile_base: int
+
+    def __call__(self, c: int) -> float:
+        step = self.tile_weight * tile_count(self.tile_base + c, self.tile)
+        return Piece.__call__(self, c) + step
+
+    def smooth(self) -> Piece:
+        """The piece without its tile step (what is convex between two tile edges)."""
+        return Piece(self.base, self.slope, self.curve, self.peak_weight, self.peak)
 
 
 def greedy_fill(remaining: Sequence[int], budget: int) -> list[int]:
@@ -230,7 +253,11 @@ class PricedQueue:
             w[0] + w[1] * x1 + w[2] * x2 + w[3] * (x3 + base) + w[4] * x4 + w[5] * x5 + w[6] * x6
         )
         slope = w[1] * base + w[6] + shift * w[3]
-        return Piece(constant, slope, w[1] * (1 + shift) + w[2], w[7], x7)
+        curve = w[1] * (1 + shift) + w[2]
+        tile = self.predictor.tile
+        if tile is None:
+            return Piece(constant, slope, curve, w[7], x7)
+        return TiledPiece(constant, slope, curve, w[7], x7, w[8], tile, x4 + x6)
 
     def closing_chunk(self, k: int) -> Piece:
         """T̂ of the greedy fill that ends with a chunk c ≥ 2 of request k, as a function of c."""
@@ -291,7 +318,10 @@ class PricedQueue:
         x[:, 6] = np.maximum(np.maximum(h[6], t[6]), np.where(length > 0, inner_peak, 0))
         has_p, has_d = x[:, 5] > 0, x[:, 3] > 0
         coef = self.predictor.coefficients[np.where(has_p, np.where(has_d, MIXED, PREFILL), 0)]
-        latency = coef[:, 0] + np.einsum("ij,ij->i", coef[:, 1:], x)
+        latency = coef[:, 0] + np.einsum("ij,ij->i", coef[:, 1:8], x)
+        tile = self.predictor.tile
+        if tile is not None:
+            latency = latency + coef[:, 8] * -(-(x[:, 3] + x[:, 5]) // tile)
         return np.where(has_p | has_d, latency, 0.0)
 
     def prefix_latencies(self, limit: int) -> FloatArray:

@@ -8,7 +8,7 @@ from collections.abc import Callable
 import numpy as np
 
 from slidingpolicy.pricing.budget import fill_budget, largest_within
-from slidingpolicy.pricing.queue import Piece, PricedQueue
+from slidingpolicy.pricing.queue import Piece, PricedQueue, TiledPiece
 
 
 def two_step_cost(fill: PricedQueue, b: int, budget_sum: int) -> float:
@@ -33,6 +33,27 @@ def _convex_candidates(now: Piece, then: Piece, whole: int, lo: int, hi: int) ->
                 if lo - 1 <= vertex <= hi + 1:
                     points.update((math.floor(vertex), math.ceil(vertex)))
     return {c for c in points if lo <= c <= hi}
+
+
+def _tile_spans(now: Piece, then: Piece, whole: int, lo: int, hi: int) -> list[tuple[int, int]]:
+    """[lo, hi] cut where a tile count steps: now's ⌈(B₁ + c)/T⌉ between c and c + 1 when
+    (B₁ + c) % T = 0, then's ⌈(B₂ + whole − c)/T⌉ between c − 1 and c when
+    (B₂ + whole − c) % T = 0. Inside each span both steps are constant, so the cost is the
+    smooth pieces' convex sum there. One span without a tile-aware predictor."""
+    if hi < lo:
+        return []
+    if not isinstance(now, TiledPiece) or not isinstance(then, TiledPiece):
+        return [(lo, hi)]
+    tile = now.tile
+    cuts = set(range(lo + (-(now.tile_base + lo)) % tile, hi, tile))
+    first = lo + 1 + (then.tile_base + whole - lo - 1) % tile
+    cuts.update(c - 1 for c in range(first, hi + 1, tile))
+    spans, start = [], lo
+    for cut in sorted(cuts):
+        spans.append((start, cut))
+        start = cut + 1
+    spans.append((start, hi))
+    return spans
 
 
 def exact_split(fill: PricedQueue, budget_sum: int, cap: int, deadline: float) -> int:
@@ -75,8 +96,8 @@ def exact_split(fill: PricedQueue, budget_sum: int, cap: int, deadline: float) -
             if max(2, c_lo) <= c <= top:
                 consider(cum[k] + c, now(c) + fill.price(cum[k] + c, budget_sum, 1))
         lo, hi = max(2, c_lo), min(top, whole - 2)
-        if hi >= lo:
-            for c in _convex_candidates(now, then, whole, lo, hi):
+        for a, b in _tile_spans(now, then, whole, lo, hi):
+            for c in _convex_candidates(now.smooth(), then.smooth(), whole, a, b):
                 consider(cum[k] + c, now(c) + then(whole - c))
     return best if best >= 0 else fill_budget(fill, deadline, lo_b)
 

@@ -17,7 +17,7 @@ from tests.strategies import predictors
 queues = st.lists(st.tuples(st.integers(1, 9), st.integers(0, 40)), max_size=8)
 
 
-@given(predictors(), st.lists(st.integers(1, 200), max_size=4), queues, st.data())
+@given(predictors(tiles=True), st.lists(st.integers(1, 200), max_size=4), queues, st.data())
 @settings(max_examples=400)
 def test_time_to_budget_equals_a_linear_scan(
     predictor: LatencyPredictor,
@@ -56,7 +56,7 @@ def test_bisection_alone_would_miss_the_answer() -> None:
     assert time_to_budget(predictor, [], queue, target, 7) == scan_budget(prices, target) == 3
 
 
-@given(predictors(), st.floats(0.0, 0.5))
+@given(predictors(tiles=True), st.floats(0.0, 0.5))
 @settings(max_examples=50)
 def test_empty_queue_has_no_budget(predictor: LatencyPredictor, target: float) -> None:
     assert fill_budget(PricedQueue.of_lengths(predictor, [100, 200], [], []), target, 2048) == 0

@@ -23,7 +23,7 @@ queues = st.lists(st.tuples(st.integers(1, 3000), st.integers(0, 4000)), min_siz
 @st.composite
 def chunker_cases(draw: st.DrawFn) -> tuple[PricedQueue, tuple[float, ...], int, SlidingConfig]:
     """A priced queue behind some decodes, a window horizon W_1 ≤ … ≤ W_k, a cap, a config."""
-    predictor = draw(st.one_of(predictors(), realistic_predictors()))
+    predictor = draw(st.one_of(predictors(tiles=True), realistic_predictors()))
     decodes = draw(st.lists(st.integers(1, 4000), min_size=1, max_size=64))
     queue = draw(queues)
     fill = PricedQueue.of_lengths(predictor, decodes, [r for r, _ in queue], [u for _, u in queue])

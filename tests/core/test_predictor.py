@@ -324,3 +324,66 @@ def test_more_work_never_predicts_faster(
     if chunks[k] >= 2:
         grown = [c + 1 if i == k else c for i, c in enumerate(chunks)]
         assert predictor.predict(*arrays(grown, contexts)) >= base - tolerance
+
+
+def test_the_tile_count_is_the_tiles_the_batch_tokens_fill() -> None:
+    x, _ = batch_features(*arrays([1, 1, 300, 5], [100, 50, 20, 0]), tile=128)
+    assert x.size == 8
+    assert x[7] == 3  # 2 decodes + 305 prefill tokens = 307 rows: ⌈307 / 128⌉
+
+
+@given(predictors(tiles=True), st.lists(st.integers(1, 700), min_size=1, max_size=6))
+def test_a_tile_aware_prediction_adds_w8_per_tile(
+    predictor: LatencyPredictor, chunks: list[int]
+) -> None:
+    contexts = [0] * len(chunks)
+    x, scenario = batch_features(*arrays(chunks, contexts), tile=predictor.tile)
+    row = predictor.coefficients[scenario]
+    assert predictor.predict(*arrays(chunks, contexts)) == pytest.approx(
+        float(row[0] + row[1:] @ x), rel=1e-12, abs=1e-15
+    )
+
+
+def test_a_tile_aware_predictor_round_trips_as_version_3(tmp_path: Path) -> None:
+    model = LinearModel(0.01, (0.0,) * 7 + (2e-3,))
+    predictor = LatencyPredictor(model, model, model, fallback=model, tile=128)
+    path = tmp_path / "tiled.json"
+    predictor.save(path)
+    assert json.loads(path.read_text())["version"] == 3
+    assert LatencyPredictor.load(path) == predictor
+    seven = LinearModel(0.01, (0.0,) * 7)
+    plain = LatencyPredictor(seven, seven, seven, fallback=seven)
+    assert plain.to_dict()["version"] == 2
+    assert "tile" not in plain.to_dict()
+
+
+@pytest.mark.parametrize(
+    ("weights", "tile", "message"),
+    [
+        (8, None, "decode has 8 weights, needs 7"),
+        (7, 128, r"decode has 7 weights, needs 8 \(tile=128\)"),
+        (7, 0, "tile=0 must be >= 1"),
+    ],
+)
+def test_a_predictor_needs_one_weight_per_feature(
+    weights: int, tile: int | None, message: str
+) -> None:
+    model = LinearModel(0.01, (0.0,) * weights)
+    with pytest.raises(InvalidRecordError, match=message):
+        LatencyPredictor(model, model, model, fallback=model, tile=tile)
+
+
+def test_fit_with_a_tile_sees_the_steps_a_seven_feature_fit_cannot() -> None:
+    """On latencies that jump by 2 ms every 128 tokens, the tile-aware fit recovers the
+    step (w8) and predicts both sides of an edge; the seven-feature fit cannot."""
+    samples = []
+    for tokens in range(20, 1100, 7):
+        latency = 0.01 + 1e-5 * tokens + 2e-3 * -(-tokens // 128)
+        samples.append(Sample([tokens], [0], latency))
+    tiled = fit_predictor(samples, min_samples=1, tile=128)
+    plain = fit_predictor(samples, min_samples=1)
+    assert tiled.prefill.weights[7] == pytest.approx(2e-3, rel=1e-3)
+    edge = [tiled.predict(*arrays([n], [0])) for n in (256, 257)]
+    assert edge[1] - edge[0] == pytest.approx(2e-3 + 1e-5, rel=1e-3)
+    smooth = [plain.predict(*arrays([n], [0])) for n in (256, 257)]
+    assert smooth[1] - smooth[0] < 1e-4

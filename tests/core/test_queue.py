@@ -16,7 +16,7 @@ queues = st.lists(st.tuples(st.integers(1, 12), st.integers(0, 40)), max_size=8)
 decode_sets = st.lists(st.integers(1, 200), max_size=6)
 
 
-@given(predictors(), decode_sets, queues, st.data())
+@given(predictors(tiles=True), decode_sets, queues, st.data())
 @settings(max_examples=300)
 def test_price_of_any_interval_equals_the_predictor_on_that_batch(
     predictor: LatencyPredictor,
@@ -35,7 +35,7 @@ def test_price_of_any_interval_equals_the_predictor_on_that_batch(
     assert vector[0] == pytest.approx(expected, rel=1e-12, abs=1e-15)
 
 
-@given(predictors(), decode_sets, queues, st.data())
+@given(predictors(tiles=True), decode_sets, queues, st.data())
 @settings(max_examples=200)
 def test_piece_closed_forms_equal_the_price(
     predictor: LatencyPredictor,

@@ -19,7 +19,7 @@ queues = st.lists(st.tuples(st.integers(1, 60), st.integers(0, 80)), min_size=1,
 @st.composite
 def split_cases(draw: st.DrawFn) -> tuple[PricedQueue, int, int, float]:
     """A fill, a window budget B_Σ ≤ its queue, a per-iteration cap and a deadline T_cur."""
-    predictor = draw(predictors())
+    predictor = draw(predictors(tiles=True))
     decodes = draw(st.lists(st.integers(1, 300), max_size=5))
     queue = draw(queues)
     fill = PricedQueue.of_lengths(predictor, decodes, [r for r, _ in queue], [u for _, u in queue])

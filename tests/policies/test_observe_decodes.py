@@ -59,7 +59,7 @@ def test_observe_decodes_equals_observing_each_iteration(
     assert batched == step_by_step(policy, pstate, decodes, seconds)
 
 
-@given(predictors(), decode_sets, latencies, st.integers(1, 5))
+@given(predictors(tiles=True), decode_sets, latencies, st.integers(1, 5))
 @settings(max_examples=60, deadline=None)  # the first refit imports scipy
 def test_online_slidingserve_learns_the_same_in_closed_form(
     predictor: LatencyPredictor,
@@ -67,7 +67,8 @@ def test_online_slidingserve_learns_the_same_in_closed_form(
     seconds: list[float],
     refit_every: int,
 ) -> None:
-    """With online learning on, statistics and refits match iteration for iteration."""
+    """With online learning on, statistics and refits match iteration for iteration (tile-aware
+    predictors included: a decode run's tile count is that of its decodes)."""
     policy = Online(SlidingServe(predictor), OnlineConfig(refit_every=refit_every))
     pstate = policy.init()
     decodes = decoding(specs)

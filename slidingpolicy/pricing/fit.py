@@ -81,10 +81,6 @@ def no_x3(width: int = WIDTH) -> FloatArray:
     return np.array([0.0 if j == 3 else np.inf for j in range(width)])
 
 
-NO_X3 = no_x3()
-"""`no_x3` of the seven-feature predictor."""
-
-
 def _row(model: LinearModel) -> FloatArray:
     return np.array([model.intercept, *model.weights])
 

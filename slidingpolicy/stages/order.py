@@ -45,11 +45,6 @@ def mlps_keys(now: float, throughput: float, config: SlidingConfig) -> Callable[
     return key
 
 
-def mlps_key(request: Request, now: float, throughput: float, config: SlidingConfig) -> MlpsKey:
-    """The MLPS key of one request (`mlps_keys`)."""
-    return mlps_keys(now, throughput, config)(request)
-
-
 def edf_key(request: Request) -> tuple[float, float, str]:
     """Earliest deadline of the next token first, then arrival and id (Sarathi-EDF)."""
     return (request.deadline, request.arrival, request.id)

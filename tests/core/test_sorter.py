@@ -8,7 +8,7 @@ from typing import Any
 from hypothesis import given, settings
 
 from slidingpolicy import Request, SchedulerState, SlidingConfig, sort_candidates
-from slidingpolicy.stages.order import edf_key, is_urgent, mlps_key
+from slidingpolicy.stages.order import edf_key, is_urgent, mlps_keys
 from tests.strategies import NOW, configs, states
 
 
@@ -21,7 +21,8 @@ def test_mlps_output_is_sorted_by_its_key(state: SchedulerState, config: Sliding
     if config.order == "edf":
         keys = [edf_key(r) for r in queue]
     else:
-        keys = [mlps_key(r, state.now, state.prefill_throughput, config) for r in queue]
+        key = mlps_keys(state.now, state.prefill_throughput, config)
+        keys = [key(r) for r in queue]
     assert keys == sorted(keys)
 
 

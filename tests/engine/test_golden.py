@@ -34,6 +34,13 @@ from slidingpolicy.workloads import Poisson, make_workload
 Case = tuple[str, str, float, int | None, int, float]
 """(policy label, workload, rate, KV capacity in tokens or None, seed, SLO scale)."""
 
+REQUESTS = 120
+"""Requests of each case's workload, except the overloaded ones'."""
+OVERLOAD_REQUESTS = 800
+"""Requests of an overloaded case (rate 12, about 10× capacity): its waiting queue grows to
+hundreds, where the incremental queue order (issue "bounded cost under overload") takes over
+from sorting."""
+
 EXTRA = (
     "slidingserve[window=3]",
     "slidingserve[split_search=ternary]",
@@ -41,12 +48,20 @@ EXTRA = (
     "slidingserve+[refit_every=40]",
     "sarathi-edf+sc[window=1,max_batch_tokens=512]",
 )
+OVERLOAD_EXTRA = (
+    "slidingserve[demote_late=false]",
+    "slidingserve[urgent_first=false]",
+    "slidingserve[level_order=deadline,demote_late=false]",
+    "slidingserve[window=3]",
+)
 CASES: tuple[Case, ...] = (
     *((p, "mixed-v1", 2.5, None, 11, 1.0) for p in (*names(), *EXTRA)),
     *((p, "mixed-v1", 2.0, 30_000, 12, 1.0) for p in (*names(), *EXTRA)),
     *((p, "arxiv", 0.8, None, 13, 1.0) for p in ("slidingserve", "slidingserve+", "qoserve")),
     *((p, "sharegpt", 6.0, None, 14, 1.0) for p in ("slidingserve", "slidingserve+", "qoserve")),
     *((p, "mixed-v1", 2.0, None, 15, 0.3) for p in ("slidingserve", "slidingserve+", "greedy")),
+    *((p, "mixed-v1", 12.0, None, 16, 1.0) for p in (*names(), *OVERLOAD_EXTRA)),
+    *((p, "mixed-v1", 12.0, 30_000, 17, 1.0) for p in names()),
 )
 
 DIGESTS: dict[Case, str] = {
@@ -99,6 +114,35 @@ DIGESTS: dict[Case, str] = {
     ("slidingserve", "mixed-v1", 2.0, None, 15, 0.3): "ef7287a204921643e5b5",
     ("slidingserve+", "mixed-v1", 2.0, None, 15, 0.3): "f946353cc7da0346b843",
     ("greedy", "mixed-v1", 2.0, None, 15, 0.3): "e39dd7648b67afc581f3",
+    ("vllm", "mixed-v1", 12.0, None, 16, 1.0): "db4e145d0b6d22371d83",
+    ("sarathi", "mixed-v1", 12.0, None, 16, 1.0): "fcf5d91fd01dcf82766e",
+    ("sarathi-edf", "mixed-v1", 12.0, None, 16, 1.0): "5bf5cbf6b6a262c4bea3",
+    ("qoserve", "mixed-v1", 12.0, None, 16, 1.0): "5613dfa28d336d0442f4",
+    ("greedy", "mixed-v1", 12.0, None, 16, 1.0): "1be5f196d4b42259ae32",
+    ("sarathi-edf+sc", "mixed-v1", 12.0, None, 16, 1.0): "f73ae9441b419994ec59",
+    ("sarathi-edf+sc+mlps", "mixed-v1", 12.0, None, 16, 1.0): "937934425eed9864dc5b",
+    ("slidingserve", "mixed-v1", 12.0, None, 16, 1.0): "2ef04f1e10e2ef8c868c",
+    ("slidingserve+", "mixed-v1", 12.0, None, 16, 1.0): "7fa5eff3d1faaf80726c",
+    ("slidingserve[demote_late=false]", "mixed-v1", 12.0, None, 16, 1.0): "89d64df55e4bc65d243f",
+    ("slidingserve[urgent_first=false]", "mixed-v1", 12.0, None, 16, 1.0): "a66da27c5a98416669b1",
+    (
+        "slidingserve[level_order=deadline,demote_late=false]",
+        "mixed-v1",
+        12.0,
+        None,
+        16,
+        1.0,
+    ): "d0fbba74c4d8745bfd99",
+    ("slidingserve[window=3]", "mixed-v1", 12.0, None, 16, 1.0): "774ad363801b964b3f97",
+    ("vllm", "mixed-v1", 12.0, 30000, 17, 1.0): "2110bda7aa12f5f50425",
+    ("sarathi", "mixed-v1", 12.0, 30000, 17, 1.0): "629c792a47763204ede3",
+    ("sarathi-edf", "mixed-v1", 12.0, 30000, 17, 1.0): "f4a98f5141e1625469bd",
+    ("qoserve", "mixed-v1", 12.0, 30000, 17, 1.0): "7374740483804926d258",
+    ("greedy", "mixed-v1", 12.0, 30000, 17, 1.0): "15e3ca7fea4594141a70",
+    ("sarathi-edf+sc", "mixed-v1", 12.0, 30000, 17, 1.0): "799bd37b652ae0c404fd",
+    ("sarathi-edf+sc+mlps", "mixed-v1", 12.0, 30000, 17, 1.0): "d5fe55bd7c572b441ffc",
+    ("slidingserve", "mixed-v1", 12.0, 30000, 17, 1.0): "6cac29b640dd4d20ac88",
+    ("slidingserve+", "mixed-v1", 12.0, 30000, 17, 1.0): "b77c3238527abf6e5be0",
 }
 
 
@@ -119,6 +163,11 @@ def linear_algebra_fingerprint() -> str:
     return hashlib.sha256(fitted.coefficients.tobytes()).hexdigest()[:20]
 
 
+def requests(case: Case) -> int:
+    """The requests of the case's workload: more for the overloaded ones (rate above 10)."""
+    return OVERLOAD_REQUESTS if case[2] > 10.0 else REQUESTS
+
+
 def digest(case: Case) -> str:
     """sha256 of everything the run reports (module docstring)."""
     text, workload, rate, kv, seed, slo_scale = case
@@ -126,7 +175,7 @@ def digest(case: Case) -> str:
     policy = by_name(name, default_predictor(), **dict(options))
     run = simulate(
         policy,
-        make_workload(workload, 120, Poisson(rate), seed, slo_scale),
+        make_workload(workload, requests(case), Poisson(rate), seed, slo_scale),
         default_hardware(),
         seed,
         EngineOptions(kv_capacity_tokens=kv),

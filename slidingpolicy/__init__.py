@@ -23,6 +23,7 @@ from slidingpolicy.policy import DecodeRunObserver, Policy
 from slidingpolicy.pricing import LatencyPredictor, LinearModel
 from slidingpolicy.pricing.budget import time_to_budget
 from slidingpolicy.pricing.queue import PricedQueue
+from slidingpolicy.records.candidates import CandidateQueue
 from slidingpolicy.records.config import SlidingConfig
 from slidingpolicy.records.plan import Allocation, BatchPlan, Diagnostics, PlanPath
 from slidingpolicy.records.request import Phase, Request
@@ -34,6 +35,7 @@ from slidingpolicy.stages.order import sort_candidates
 __all__ = [
     "Allocation",
     "BatchPlan",
+    "CandidateQueue",
     "DecodeRunObserver",
     "Diagnostics",
     "InvalidRecordError",

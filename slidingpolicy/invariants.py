@@ -52,7 +52,7 @@ def check_plan(
     latency, times the policy's latency `margin`, with deadlines; given a `predictor`, the
     latency is recomputed from the batch rather than taken from the plan.
     """
-    requests = {r.id: r for r in state.requests}
+    requests = _named(state, plan)
     found, tokens = _allocations_violations(plan, requests)
     found += _token_violations(tokens, requests)
     found += _decode_violations(state, plan, tokens, requests, token_budget)
@@ -70,6 +70,18 @@ def check_plan(
     if plan.path is PlanPath.CHUNKER and prefills:
         found += _chunker_violations(state, tokens, requests, latency, margin)
     return found
+
+
+def _named(state: SchedulerState, plan: BatchPlan) -> dict[str, Request]:
+    """The state's decodes and every request the plan names, by id: all the checks read
+    (looked up, so that a long queue costs nothing)."""
+    requests = {d.id: d for d in state.decoding}
+    for rid in (*(a.request_id for a in plan.allocations), *plan.preempted, *plan.deferred):
+        if rid not in requests:
+            request = state.request(rid)
+            if request is not None:
+                requests[rid] = request
+    return requests
 
 
 def _allocations_violations(
@@ -116,7 +128,7 @@ def _decode_violations(
 ) -> list[Violation]:
     """Invariant 3: every decode is scheduled or listed as left out, and as many run as fit."""
     found = []
-    decoding = [r for r in state.requests if r.is_decoding]
+    decoding = state.decoding
     left_out = set(plan.preempted) | set(plan.deferred)
     for rid in sorted(left_out):
         if rid not in requests or not requests[rid].is_decoding or rid in tokens:

@@ -39,7 +39,8 @@ def test_decision_bench_prints_all_three_tables() -> None:
     overload = [line for line in lines if line.startswith("overload")]
     assert overload
     assert lines[-1].split()[0] == "sarathi"
-    assert len(lines[-1].split()) == 1 + 2
+    assert len(lines[-1].split()) == 1 + 2 + 1
+    assert len(lines[-1].split()[-1].split("/")) == 2
 
 
 def test_engine_bench_prints_a_row_per_case() -> None:

@@ -63,6 +63,8 @@ class KVCache:
         """Blocks each request holds."""
         self.prompt_list: list[int] = [0] * num_requests
         """The prompt each request was admitted with (slots reserved for its prefill)."""
+        self.holders: dict[int, None] = {}
+        """The requests holding blocks (a dict, for removal in O(1))."""
 
     @property
     def capacity_tokens(self) -> int:
@@ -119,6 +121,8 @@ class KVCache:
         self.block_list[index] = need
         self.prompt_list[index] = prompt_tokens
         self.free_blocks -= need
+        if need:
+            self.holders[index] = None
 
     def needed(self, indices: Sequence[int], chunks: Sequence[int]) -> int:
         """New blocks the batch needs to write `chunks` more slots per request (none within
@@ -141,6 +145,8 @@ class KVCache:
             tokens[i] = t
             b = blocks_for(t, block)
             if b > blocks[i]:
+                if not blocks[i]:
+                    self.holders[i] = None
                 grown += b - blocks[i]
                 blocks[i] = b
         self.free_blocks -= grown
@@ -151,6 +157,7 @@ class KVCache:
         """Free every block of request `index` (finished or preempted)."""
         self.free_blocks += self.block_list[index]
         self.block_list[index] = 0
+        self.holders.pop(index, None)
         self.token_list[index] = 0
         self.prompt_list[index] = 0
 

@@ -29,14 +29,12 @@ class FittedBatch:
 def fit_kv(
     kv: KVCache,
     prompt: list[int],
-    live: list[int],
     indices: list[int],
     chunks: list[int],
     preempt: Callable[[int], None],
 ) -> FittedBatch:
     """The part of the batch (`indices`, `chunks`) that fits the cache. `prompt` holds each
-    request's prompt; `live` the live requests, of which `preempt(i)` preempts request i
-    (freeing its blocks)."""
+    request's prompt; `preempt(i)` preempts request i (freeing its blocks)."""
     blocks = kv.block_list
     if all(blocks[i] for i in indices) and kv.needed(indices, chunks) <= kv.free_blocks:
         return FittedBatch(indices, chunks, False, False)
@@ -46,7 +44,7 @@ def fit_kv(
         grow = kv.needed([indices[j] for j in holding], [chunks[j] for j in holding])
         if grow <= kv.free_blocks:
             break
-        victim = kv.newest_holder(live)
+        victim = kv.newest_holder(kv.holders)
         if victim is None:
             raise RuntimeError("kv cache: a batch needs blocks but no request holds any")
         preempt(victim)

@@ -10,8 +10,9 @@ Engine state lives in columns indexed by request (workload order): Python lists 
 iteration touches per request (a handful of requests; lists are several times cheaper than
 numpy there), numpy where a whole run or the whole workload is computed at once. The `Request`
 records a policy sees are built once per request and rebuilt only for the requests an iteration
-changed; the snapshot is built with `trusted.trusted_state` from those records, which the
-engine keeps valid.
+changed, and the snapshot is updated, not rebuilt: the decodes by index and the others in a
+`CandidateQueue` (`table.RequestTable`), so that an iteration costs what it changed and not
+what is live, however long the queue grows.
 
 Choices the spec leaves to the engine, documented here:
 
@@ -77,7 +78,7 @@ from slidingpolicy.invariants import check_plan
 from slidingpolicy.policy import DecodeRunObserver
 from slidingpolicy.records.plan import Allocation, BatchPlan
 from slidingpolicy.records.request import Request, next_token_deadline
-from slidingpolicy.records.state import SchedulerState
+from slidingpolicy.records.state import SchedulerState, queued_state
 from slidingpolicy.workloads import Workload
 
 __all__ = [
@@ -359,18 +360,30 @@ class _Run:
     def snapshot(self) -> SchedulerState:
         """The state a policy decides on now: every live request the cache can serve — each
         admitted one, and each waiting one whose whole prompt fits in the free blocks — and
-        `KVCache.free_tokens` of the live requests. Trusted: the engine keeps its records
-        valid, unique by workload id and arrived by `now` (`tests/engine` checks it against
-        the checked constructor)."""
+        `KVCache.free_tokens` of the requests holding KV. Trusted: the engine keeps its
+        records valid, unique by workload id and arrived by `now` (`tests/engine` checks it
+        against the definition). With many live requests it is updated, not rebuilt: the
+        decodes and the table's queue shown with the free blocks as its `fit`."""
         table, kv = self.table, self.kv
-        records, prompt, live = table.records, table.prompt, table.live
-        blocks, block, free = kv.block_list, kv.block, kv.free_blocks
-        shown = [records[i] for i in live if blocks[i] or blocks_for(prompt[i], block) <= free]
-        return trusted_state(
+        records, block, free = table.records, kv.block, kv.free_blocks
+        queue = table.keep_queue()
+        if queue is None:
+            prompt, blocks = table.prompt, kv.block_list
+            shown = [
+                records[i] for i in table.live if blocks[i] or blocks_for(prompt[i], block) <= free
+            ]
+            return trusted_state(
+                self.now,
+                tuple(shown),  # type: ignore[arg-type]
+                self.throughput,
+                kv.free_tokens(kv.holders),
+            )
+        return queued_state(
             self.now,
-            tuple(shown),  # type: ignore[arg-type]
+            tuple([records[i] for i in table.decoding]),  # type: ignore[misc]
+            queue.with_fit(free * block),
             self.throughput,
-            kv.free_tokens(live),
+            kv.free_tokens(kv.holders),
         )
 
     def _step(self, pstate: Any, budget: int) -> tuple[Any, bool]:
@@ -382,7 +395,7 @@ class _Run:
         for rid in plan.preempted:
             self._preempt(table.lookup(rid, name, "preempted"))
         indices, chunks = table.batch(plan, name)
-        fitted = fit_kv(self.kv, table.prompt, table.live, indices, chunks, self._preempt)
+        fitted = fit_kv(self.kv, table.prompt, indices, chunks, self._preempt)
         indices, chunks = fitted.indices, fitted.chunks
         if not indices:
             return pstate, bool(plan.preempted) or fitted.preempted
@@ -482,7 +495,7 @@ class _Run:
 
     def _decode_run(self, pstate: Any) -> tuple[bool, Any]:
         """Advance a decode-only run up to the next event at once; False if none fits."""
-        table, kv, live = self.table, self.kv, self.table.live
+        table, kv, live = self.table, self.kv, list(self.table.live)
         generated, output = self.log.counts, table.output_tokens
         limit = min(min([output[i] - generated[i] for i in live]), self.options.max_run)
         steps = kv.decode_run_length(live, limit)

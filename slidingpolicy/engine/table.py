@@ -6,18 +6,27 @@ than numpy there). The `Request` records a policy sees are built once per reques
 the table keeps its columns valid. Tokens produced are counted by the run's `TokenLog`, in the
 original request's terms; after a recompute (module doc of `simulator`) a record counts them
 from its current admission.
+
+The live requests are kept as the snapshot needs them, updated as records change rather than
+rebuilt: the decoding ones by index and, once many are live, the others in a `CandidateQueue`.
+So an iteration costs what it changed, not what is live.
 """
 
 from __future__ import annotations
 
 import math
+from bisect import insort
 
 from slidingpolicy.engine.errors import EngineError
 from slidingpolicy.engine.metrics import TokenLog
 from slidingpolicy.engine.trusted import trusted_request
+from slidingpolicy.records.candidates import CandidateQueue
 from slidingpolicy.records.plan import BatchPlan
 from slidingpolicy.records.request import Request
 from slidingpolicy.workloads import WorkloadColumns
+
+QUEUE_FROM = 256
+"""Live requests above which snapshots take the candidates from a kept `CandidateQueue`."""
 
 
 class RequestTable:
@@ -43,7 +52,13 @@ class RequestTable:
         """Tokens produced before the current admission (g after a recompute of g tokens)."""
         self.output_tokens: list[int] = columns.output.tolist()
         self.records: list[Request | None] = [None] * n
-        self.live: list[int] = []
+        self.live: dict[int, None] = {}
+        """The live requests, in workload order (a dict, for removal in O(1))."""
+        self.decoding: list[int] = []
+        """The live requests whose prompt is cached, in workload order."""
+        self.queue: CandidateQueue | None = None
+        """The live requests whose prompt is not all cached, kept while the live requests
+        are many (`keep_queue`)."""
         self.not_decoding = 0
         """Live requests whose prompt is not all cached."""
         self.next_arrival = 0
@@ -51,24 +66,64 @@ class RequestTable:
 
     def refresh(self, indices: list[int]) -> None:
         """(Re)build the records of live requests `indices` from the columns, in the terms of
-        their current admission."""
+        their current admission, and move them between the decodes and the queue."""
         records, ids, arrival, prompt = self.records, self.ids, self.arrival, self.prompt
         prefilled, generated, base = self.prefilled, self.log.counts, self.base
         ttft, tbt, build = self.admitted_ttft, self.tbt, trusted_request
+        moved: list[tuple[int, Request | None, Request]] = []
         for i in indices:
-            records[i] = build(
+            old = records[i]
+            new = build(
                 ids[i], arrival[i], prompt[i], prefilled[i], generated[i] - base[i], ttft[i], tbt[i]
             )
+            records[i] = new
+            if old is None or not (old.is_decoding and new.is_decoding):
+                moved.append((i, old, new))
+        if moved:
+            self._move(moved)
+
+    def _move(self, moved: list[tuple[int, Request | None, Request]]) -> None:
+        """Keep the decodes and the queue in step with records that were (or are) not
+        decoding: (index, old record or None, new record)."""
+        leaving: list[str] = []
+        joining: list[Request] = []
+        for i, old, new in moved:
+            was_decoding = old is not None and old.is_decoding
+            if old is not None and not was_decoding:
+                leaving.append(old.id)
+            if not new.is_decoding:
+                joining.append(new)
+                if was_decoding:
+                    self.decoding.remove(i)
+            elif not was_decoding:
+                insort(self.decoding, i)
+        if self.queue is not None:
+            self.queue = self.queue.replaced(leaving, joining)
+
+    def keep_queue(self) -> CandidateQueue | None:
+        """The queue of candidates while more than `QUEUE_FROM` requests are live (built when
+        they first are, kept until fewer than half that are), else None: below that a
+        snapshot lists the live requests, which costs less than keeping a queue."""
+        if self.queue is None and len(self.live) > QUEUE_FROM:
+            records = self.records
+            waiting = [records[i] for i in self.live]
+            self.queue = CandidateQueue().replaced(
+                [],
+                [r for r in waiting if r is not None and not r.is_decoding],
+            )
+        elif self.queue is not None and len(self.live) < QUEUE_FROM // 2:
+            self.queue = None
+        return self.queue
 
     def admit_arrivals(self, now: float) -> None:
         """Make live every request that has arrived by `now`."""
-        arrival, n = self.arrival, self.n
+        arrival, n, first = self.arrival, self.n, self.next_arrival
         while self.next_arrival < n and arrival[self.next_arrival] <= now:
-            i = self.next_arrival
-            self.refresh([i])
-            self.live.append(i)
-            self.not_decoding += 1
+            self.live[self.next_arrival] = None
             self.next_arrival += 1
+        if self.next_arrival > first:
+            self.not_decoding += self.next_arrival - first
+            self.refresh(list(range(first, self.next_arrival)))
 
     def next_arrival_time(self) -> float:
         """When the next request arrives (inf when every one has)."""
@@ -91,14 +146,22 @@ class RequestTable:
         generated, output, records = self.log.counts, self.output_tokens, self.records
         going: list[int] = []
         done: list[int] = []
+        leaving: list[str] = []
         for i in indices:
             if generated[i] == output[i]:
+                old = records[i]
+                if old is not None:
+                    if old.is_decoding:
+                        self.decoding.remove(i)
+                    else:
+                        leaving.append(old.id)
                 records[i] = None
+                del self.live[i]
                 done.append(i)
             else:
                 going.append(i)
-        if done:
-            self.live = [i for i in self.live if records[i] is not None]
+        if leaving and self.queue is not None:
+            self.queue = self.queue.replaced(leaving, [])
         self.refresh(going)
         return done
 

@@ -1,13 +1,12 @@
 """The loop the FCFS-family baselines share: decodes first, then a greedy fill of the prefill
 queue, in the baseline's own order, up to a fixed token budget (vLLM, Sarathi-Serve, Sarathi-EDF).
 
-Nothing here knows about SLOs: a baseline is this loop plus a sort key and a budget.
+Nothing here knows about SLOs: a baseline is this loop plus a queue order and a budget.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 import attrs
 
@@ -20,9 +19,7 @@ from slidingpolicy.records.request import Request
 from slidingpolicy.records.state import SchedulerState
 from slidingpolicy.stages.admit import admit
 from slidingpolicy.stages.assemble import greedy_plan
-
-QueueKey = Callable[[Request], Any]
-"""A sort key over prefill candidates; smaller runs first."""
+from slidingpolicy.stages.order import QueueOrder, ordered_head
 
 
 @attrs.frozen(slots=True)
@@ -32,12 +29,12 @@ class Stateless:
 
 @attrs.frozen(slots=True)
 class FixedBudget:
-    """A fixed token budget per iteration: decodes first, then prefills in `key` order."""
+    """A fixed token budget per iteration: decodes first, then prefills in `order`."""
 
     predictor: LatencyPredictor
     name: str
     token_budget: int
-    key: QueueKey
+    order: QueueOrder
 
     def __attrs_post_init__(self) -> None:
         _validate.integer(f"policy {self.name!r}", "token_budget", self.token_budget, 1)
@@ -56,7 +53,7 @@ class FixedBudget:
         """Admit the decodes, then fill what is left of the budget down the ordered queue."""
         _validate.instance(f"policy {self.name!r}", "state", state, SchedulerState)
         admission = admit(state, self.token_budget)
-        queue = sorted(state.prefill_candidates, key=self.key)
+        queue = ordered_head(state, self.order, admission.prefill_cap)
         fill = PricedQueue.of(self.predictor, admission.decodes, queue, reach=admission.prefill_cap)
         return greedy_plan(fill, admission, queue, admission.prefill_cap, self.name), pstate
 

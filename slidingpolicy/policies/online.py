@@ -135,10 +135,9 @@ class Online(Generic[S]):
         )
         if not plan.allocations:
             return pstate
-        by_id = {r.id: r for r in state.requests}
         chunks = np.array([a.tokens for a in plan.allocations], dtype=np.int64)
         contexts = np.array(
-            [by_id[a.request_id].context_tokens for a in plan.allocations], dtype=np.int64
+            [_context(state, a.request_id) for a in plan.allocations], dtype=np.int64
         )
         x, scenario = batch_features(chunks, contexts, self.inner.predictor.tile)
         return self._learn(pstate, x, scenario, latency)
@@ -189,3 +188,11 @@ def online(policy: Policy[Any], **options: Any) -> Policy[Any]:
                 )
         return policy
     return Online(cast(Priced[Any], policy), OnlineConfig(**options))
+
+
+def _context(state: SchedulerState, request_id: str) -> int:
+    """u_i of a request the plan allocated (a plan names only live requests)."""
+    request = state.request(request_id)
+    if request is None:
+        raise InvalidRecordError("observation", "plan", f"allocates {request_id!r}, not live")
+    return request.context_tokens

@@ -9,6 +9,7 @@ from __future__ import annotations
 from slidingpolicy.policies.fixed_budget import FixedBudget
 from slidingpolicy.pricing.model import LatencyPredictor
 from slidingpolicy.records.request import Request
+from slidingpolicy.stages.order import Level, QueueOrder
 
 NAME = "sarathi"
 DEFAULT_TOKEN_BUDGET = 512
@@ -19,6 +20,17 @@ def in_progress_first_key(request: Request) -> tuple[int, float, str]:
     return (0 if request.prefilled > 0 else 1, request.arrival, request.id)
 
 
+IN_PROGRESS_FIRST = QueueOrder(
+    in_progress_first_key,
+    "arrival",
+    (
+        Level(lambda node: node.started > 0, lambda request: request.prefilled > 0),
+        Level(lambda node: node.started < node.size, lambda request: request.prefilled == 0),
+    ),
+)
+"""`in_progress_first_key` as two levels of the arrival index."""
+
+
 def sarathi(predictor: LatencyPredictor, token_budget: int = DEFAULT_TOKEN_BUDGET) -> FixedBudget:
     """The Sarathi-Serve baseline with `token_budget` tokens per iteration."""
-    return FixedBudget(predictor, NAME, token_budget, in_progress_first_key)
+    return FixedBudget(predictor, NAME, token_budget, IN_PROGRESS_FIRST)

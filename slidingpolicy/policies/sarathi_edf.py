@@ -10,7 +10,7 @@ from __future__ import annotations
 from slidingpolicy.policies.fixed_budget import FixedBudget
 from slidingpolicy.policies.sarathi import DEFAULT_TOKEN_BUDGET
 from slidingpolicy.pricing.model import LatencyPredictor
-from slidingpolicy.stages.order import edf_key
+from slidingpolicy.stages.order import EDF
 
 NAME = "sarathi-edf"
 
@@ -19,4 +19,4 @@ def sarathi_edf(
     predictor: LatencyPredictor, token_budget: int = DEFAULT_TOKEN_BUDGET
 ) -> FixedBudget:
     """The Sarathi-EDF baseline with `token_budget` tokens per iteration."""
-    return FixedBudget(predictor, NAME, token_budget, edf_key)
+    return FixedBudget(predictor, NAME, token_budget, EDF)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from slidingpolicy.policies.fixed_budget import FixedBudget
 from slidingpolicy.pricing.model import LatencyPredictor
-from slidingpolicy.stages.order import fcfs_key
+from slidingpolicy.stages.order import FCFS
 
 NAME = "vllm"
 DEFAULT_TOKEN_BUDGET = 8192
@@ -19,4 +19,4 @@ DEFAULT_TOKEN_BUDGET = 8192
 
 def vllm(predictor: LatencyPredictor, token_budget: int = DEFAULT_TOKEN_BUDGET) -> FixedBudget:
     """The vLLM baseline with `token_budget` tokens per iteration."""
-    return FixedBudget(predictor, NAME, token_budget, fcfs_key)
+    return FixedBudget(predictor, NAME, token_budget, FCFS)

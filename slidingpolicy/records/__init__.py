@@ -1,5 +1,6 @@
 """The records a policy reads and writes: requests, the scheduler's snapshot, plans, config."""
 
+from slidingpolicy.records.candidates import CandidateQueue
 from slidingpolicy.records.config import SlidingConfig
 from slidingpolicy.records.plan import Allocation, BatchPlan, Diagnostics, PlanPath
 from slidingpolicy.records.request import Phase, Request
@@ -8,6 +9,7 @@ from slidingpolicy.records.state import SchedulerState
 __all__ = [
     "Allocation",
     "BatchPlan",
+    "CandidateQueue",
     "Diagnostics",
     "Phase",
     "PlanPath",

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import attrs
 
 from slidingpolicy import _validate
 from slidingpolicy.errors import InvalidRecordError
+from slidingpolicy.records.candidates import CandidateQueue
 from slidingpolicy.records.request import Request
 
 
@@ -13,48 +16,184 @@ def _requests(value: object) -> tuple[Request, ...]:
     return tuple(value) if isinstance(value, list) else value  # type: ignore[return-value]
 
 
-@attrs.frozen(slots=True)
+@attrs.frozen(slots=True, eq=False)
 class SchedulerState:
     """Every live request (waiting, prefilling, decoding) at time `now`.
 
     `prefill_throughput` is ρ_t (tokens/s, eq. 12); `kv_free_tokens` is the number of KV slots
     free for new tokens this iteration (None = unlimited).
+
+    Built from one tuple of requests, or (`of`) from the decodes and a `CandidateQueue` an
+    engine keeps up to date between iterations: then nothing here walks the queue unless
+    asked to (`requests`, `prefill_candidates`), and a policy orders it through its indexes.
     """
 
     now: float
-    requests: tuple[Request, ...] = attrs.field(converter=_requests)
+    _listed: tuple[Request, ...] | None = attrs.field(alias="requests", converter=_requests)
     prefill_throughput: float
     kv_free_tokens: int | None = None
-    decoding: tuple[Request, ...] = attrs.field(init=False, eq=False, repr=False)
+    decoding: tuple[Request, ...] = attrs.field(init=False, repr=False)
     """The requests whose prompt is fully cached (set D of eq. 4), in state order."""
-    prefill_candidates: tuple[Request, ...] = attrs.field(init=False, eq=False, repr=False)
-    """The waiting and prefilling requests (set P_t of Alg. 2), in state order."""
+    _candidates: tuple[Request, ...] | None = attrs.field(init=False, repr=False)
+    _queue: CandidateQueue | None = attrs.field(init=False, repr=False)
+    _by_id: dict[str, Request] | None = attrs.field(init=False, repr=False)
+    _queued: bool = attrs.field(init=False, repr=False)
 
     def __attrs_post_init__(self) -> None:
         record = "scheduler state"
         now = _validate.finite(record, "now", self.now)
-        _validate.positive(record, "prefill_throughput", self.prefill_throughput)
-        if self.kv_free_tokens is not None:
-            _validate.integer(record, "kv_free_tokens", self.kv_free_tokens, 0)
-        if not isinstance(self.requests, tuple):
+        _check_scalars(self)
+        requests = self._listed
+        if not isinstance(requests, tuple):
             raise InvalidRecordError(
-                record, "requests", f"must be a tuple of Request, got {type(self.requests)}"
+                record, "requests", f"must be a tuple of Request, got {type(requests)}"
             )
         seen: set[str] = set()
         decoding: list[Request] = []
         candidates: list[Request] = []
-        for request in self.requests:
-            if not isinstance(request, Request):
-                raise InvalidRecordError(record, "requests", f"holds a non-Request {request!r}")
-            if request.id in seen:
-                raise InvalidRecordError(record, "requests", f"holds id {request.id!r} twice")
-            seen.add(request.id)
-            if request.arrival > now:
-                raise InvalidRecordError(
-                    f"request {request.id!r}",
-                    "arrival",
-                    f"={request.arrival} is after the state's now={now}",
-                )
+        for request in requests:
+            _check_request(request, now, seen)
             (decoding if request.is_decoding else candidates).append(request)
-        object.__setattr__(self, "decoding", tuple(decoding))
-        object.__setattr__(self, "prefill_candidates", tuple(candidates))
+        put = object.__setattr__
+        put(self, "decoding", tuple(decoding))
+        put(self, "_candidates", tuple(candidates))
+        put(self, "_queue", None)
+        put(self, "_by_id", None)
+        put(self, "_queued", False)
+
+    @classmethod
+    def of(
+        cls,
+        now: float,
+        decoding: tuple[Request, ...],
+        queue: CandidateQueue,
+        prefill_throughput: float,
+        kv_free_tokens: int | None = None,
+    ) -> SchedulerState:
+        """The state of these decodes beside this queue of candidates (checked in time
+        linear in the decodes: the queue's members were checked as they joined it, and none
+        may have arrived after `now`)."""
+        record = "scheduler state"
+        now = _validate.finite(record, "now", now)
+        if not isinstance(decoding, tuple):
+            raise InvalidRecordError(
+                record, "decoding", f"must be a tuple of Request, got {type(decoding)}"
+            )
+        _validate.instance(record, "queue", queue, CandidateQueue)
+        seen: set[str] = set()
+        for request in decoding:
+            _check_request(request, now, seen)
+            if not request.is_decoding:
+                raise InvalidRecordError(record, "decoding", f"holds {request.id!r}, not decoding")
+            if request.id in queue.members:
+                raise InvalidRecordError(record, "decoding", f"holds id {request.id!r} twice")
+        if queue.latest_arrival > now:
+            raise InvalidRecordError(
+                record,
+                "queue",
+                f"has held a request arriving at {queue.latest_arrival}, after now={now}",
+            )
+        state = queued_state(now, decoding, queue, prefill_throughput, kv_free_tokens)
+        _check_scalars(state)
+        return state
+
+    @property
+    def requests(self) -> tuple[Request, ...]:
+        """Every live request: as given, else the decodes and then the candidates."""
+        listed = self._listed
+        if listed is None:
+            listed = self.decoding + self.prefill_candidates
+            object.__setattr__(self, "_listed", listed)
+        return listed
+
+    @property
+    def prefill_candidates(self) -> tuple[Request, ...]:
+        """The waiting and prefilling requests (set P_t of Alg. 2), in state order (id
+        order for a state built from a queue)."""
+        candidates = self._candidates
+        if candidates is None:
+            candidates = tuple(self.queue.shown())
+            object.__setattr__(self, "_candidates", candidates)
+        return candidates
+
+    @property
+    def queue(self) -> CandidateQueue:
+        """The candidates as a `CandidateQueue` (built on first use for a listed state)."""
+        queue = self._queue
+        if queue is None:
+            queue = CandidateQueue.of(self.prefill_candidates)
+            object.__setattr__(self, "_queue", queue)
+        return queue
+
+    @property
+    def queued(self) -> bool:
+        """Whether the state was built from a queue (`of`), whose indexes outlive it: only
+        then does ordering through them pay (a listed state's queue is built anew)."""
+        return self._queued
+
+    def request(self, request_id: str) -> Request | None:
+        """The live request with this id, if any."""
+        by_id = self._by_id
+        if by_id is None:
+            by_id = {d.id: d for d in self.decoding}
+            if self._queue is None:
+                by_id.update((q.id, q) for q in self.prefill_candidates)
+            object.__setattr__(self, "_by_id", by_id)
+        found = by_id.get(request_id)
+        if found is None and self._queue is not None:
+            return self._queue.get(request_id)
+        return found
+
+    def _identity(self) -> tuple[Any, ...]:
+        return (self.now, self.requests, self.prefill_throughput, self.kv_free_tokens)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, SchedulerState):
+            return NotImplemented
+        return self._identity() == other._identity()
+
+    def __hash__(self) -> int:
+        return hash(self._identity())
+
+
+def _check_scalars(state: SchedulerState) -> None:
+    record = "scheduler state"
+    _validate.positive(record, "prefill_throughput", state.prefill_throughput)
+    if state.kv_free_tokens is not None:
+        _validate.integer(record, "kv_free_tokens", state.kv_free_tokens, 0)
+
+
+def _check_request(request: object, now: float, seen: set[str]) -> None:
+    if not isinstance(request, Request):
+        raise InvalidRecordError("scheduler state", "requests", f"holds a non-Request {request!r}")
+    if request.id in seen:
+        raise InvalidRecordError("scheduler state", "requests", f"holds id {request.id!r} twice")
+    seen.add(request.id)
+    if request.arrival > now:
+        raise InvalidRecordError(
+            f"request {request.id!r}",
+            "arrival",
+            f"={request.arrival} is after the state's now={now}",
+        )
+
+
+def queued_state(
+    now: float,
+    decoding: tuple[Request, ...],
+    queue: CandidateQueue,
+    prefill_throughput: float,
+    kv_free_tokens: int | None,
+) -> SchedulerState:
+    """`SchedulerState.of` without its checks (the engine's trusted path)."""
+    state: SchedulerState = object.__new__(SchedulerState)
+    put = object.__setattr__
+    put(state, "now", now)
+    put(state, "_listed", None)
+    put(state, "prefill_throughput", prefill_throughput)
+    put(state, "kv_free_tokens", kv_free_tokens)
+    put(state, "decoding", decoding)
+    put(state, "_candidates", None)
+    put(state, "_queue", queue)
+    put(state, "_by_id", None)
+    put(state, "_queued", True)
+    return state

@@ -19,13 +19,13 @@ from slidingpolicy.records.request import Request
 from slidingpolicy.records.state import SchedulerState
 from slidingpolicy.stages.admit import Admission, admit
 from slidingpolicy.stages.deadlines import window_deadlines
-from slidingpolicy.stages.order import order_candidates
+from slidingpolicy.stages.order import mlps_head
 
 
 @attrs.frozen(slots=True)
 class Draft:
-    """The admitted decodes, the ordered queue priced beside them (up to what the window can
-    run), the window's deadlines W_1..W_k (eq. 7–8) and the latency margin m."""
+    """The admitted decodes, the head of the ordered queue (what the window can run) priced
+    beside them, the window's deadlines W_1..W_k (eq. 7–8) and the latency margin m."""
 
     now: float
     config: SlidingConfig
@@ -54,11 +54,12 @@ class Draft:
 def prepare(
     predictor: LatencyPredictor, config: SlidingConfig, margin: float, state: SchedulerState
 ) -> Draft:
-    """Admit the decodes, order the queue (MLPS or EDF), price it, and set the window."""
+    """Admit the decodes, order the head of the queue (MLPS or EDF), price it, and set the
+    window."""
     now = state.now
     admission = admit(state, config.max_batch_tokens)
-    queue = order_candidates(state.prefill_candidates, now, state.prefill_throughput, config)
     reach = config.window * admission.prefill_cap
+    queue = mlps_head(state, config, reach)
     fill = PricedQueue.of(predictor, admission.decodes, queue, reach=reach)
     horizon = window_deadlines(admission.decodes, now, config.window)
     return Draft(now, config, admission, tuple(queue), fill, horizon, margin)

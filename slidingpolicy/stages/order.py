@@ -1,22 +1,49 @@
-"""MLPS, the multi-level priority sorter (§4.3, eq. 10–16), and the EDF order it replaces."""
+"""MLPS, the multi-level priority sorter (§4.3, eq. 10–16), and the EDF order it replaces.
+
+A plan reads only the head of the ordered queue: the requests that fill what the window can
+run (`ordered_prefix`). A short queue is sorted; a long one is read off the indexes of its
+`CandidateQueue` (`records.candidates`), level by level. MLPS's levels change with time —
+a request turns late when its deadline passes, urgent as its slack shrinks — and the index
+tells them apart exactly: it splits the queue at its deadline (late or not), and each of its
+subtrees bounds r_i and d_i, so a level's scan skips every subtree where the urgency of eq. 14,
+monotone in both (more work, less slack), cannot match; every request met is then checked
+with the same key the sort uses. Both paths give the same head, element for element
+(tests/core/test_queue_order.py).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+import heapq
+from collections.abc import Callable, Iterable, Iterator, Sequence
 
+import attrs
+
+from slidingpolicy.records.candidates import KEYS, CandidateQueue, Kind
 from slidingpolicy.records.config import SlidingConfig
 from slidingpolicy.records.request import Request
 from slidingpolicy.records.state import SchedulerState
+from slidingpolicy.records.tree import Node, scan
 
 MlpsKey = tuple[int, int, int, float, float, str]
+
+SORT_LIMIT = 64
+"""Queues of at most this many candidates are sorted, and so is any state built from a list
+(`SchedulerState.queued`); longer queues are read off their indexes."""
+
+
+def urgency(
+    remaining: int, deadline: float, now: float, throughput: float, epsilon: float
+) -> float:
+    """r_i / (ρ_t · max(s_i, ε)) (eq. 12–13): non-decreasing in r_i, non-increasing in d_i,
+    in floating point too (every operation is monotone)."""
+    return remaining / (throughput * max(deadline - now, epsilon))
 
 
 def is_urgent(
     request: Request, now: float, throughput: float, alpha: float, epsilon: float
 ) -> bool:
     """e_i = 1[r_i / (ρ_t · max(s_i, ε)) > α] (eq. 12–14)."""
-    urgency = request.remaining_prefill / (throughput * max(request.deadline - now, epsilon))
-    return urgency > alpha
+    return urgency(request.remaining_prefill, request.deadline, now, throughput, epsilon) > alpha
 
 
 def mlps_keys(now: float, throughput: float, config: SlidingConfig) -> Callable[[Request], MlpsKey]:
@@ -32,12 +59,13 @@ def mlps_keys(now: float, throughput: float, config: SlidingConfig) -> Callable[
 
     def key(request: Request) -> MlpsKey:
         deadline = request.deadline
-        urgent = is_urgent(request, now, throughput, alpha, epsilon)
+        remaining = request.remaining_prefill
+        urgent = remaining / (throughput * max(deadline - now, epsilon)) > alpha
         return (
             0 if request.protected else 1,
             1 if demote and deadline <= now else 0,
             0 if urgent == urgent_first else 1,
-            request.remaining_prefill if by_remaining else deadline,
+            remaining if by_remaining else deadline,
             request.arrival,
             request.id,
         )
@@ -75,3 +103,129 @@ def sort_candidates(
     return tuple(
         order_candidates(state.prefill_candidates, state.now, state.prefill_throughput, config)
     )
+
+
+@attrs.frozen(slots=True)
+class Level:
+    """One level of an order read off an index: the requests with `member`, in the index's
+    key order, from its `fresh` tree, its `late` one or both; `possible` is False on every
+    subtree holding no member (it must never be False where one is)."""
+
+    possible: Callable[[Node], bool]
+    member: Callable[[Request], bool]
+    trees: str = "both"
+
+
+@attrs.frozen(slots=True)
+class QueueOrder:
+    """A fixed order of the queue: its sort `key`, and the same order as `levels` of the
+    `kind` index (whose key is the tail of `key`)."""
+
+    key: Callable[[Request], tuple[object, ...]]
+    kind: Kind
+    levels: tuple[Level, ...]
+
+
+def _any(node: Node) -> bool:
+    return True
+
+
+def _every(request: Request) -> bool:
+    return True
+
+
+FCFS = QueueOrder(fcfs_key, "arrival", (Level(_any, _every),))
+"""First come, first served."""
+EDF = QueueOrder(edf_key, "deadline", (Level(_any, _every),))
+"""Earliest deadline first."""
+
+
+def head(stream: Iterable[Request], reach: int | None) -> list[Request]:
+    """The requests of `stream` up to the first that brings their tokens to `reach` (all
+    with None): what `PricedQueue.of` lays out, and so all a plan can read."""
+    if reach is None:
+        return list(stream)
+    taken: list[Request] = []
+    laid = 0
+    for request in stream:
+        if laid >= reach:
+            break
+        taken.append(request)
+        laid += request.remaining_prefill
+    return taken
+
+
+def read_levels(
+    queue: CandidateQueue, kind: Kind, now: float, levels: Sequence[Level]
+) -> Iterator[Request]:
+    """The shown members of `queue`, level by level, each level in `kind` order."""
+    index = queue.index(kind, now)
+    key, fit, shows = KEYS[kind], queue.fit, queue.shows
+    for level in levels:
+        possible, member = level.possible, level.member
+        if fit is not None:
+
+            def fits(node: Node, possible: Callable[[Node], bool] = possible) -> bool:
+                return (node.started > 0 or node.min_r <= fit) and possible(node)
+
+            def shown(request: Request, member: Callable[[Request], bool] = member) -> bool:
+                return shows(request) and member(request)
+
+            possible, member = fits, shown
+        fresh = scan(index.fresh, possible, member) if level.trees != "late" else iter(())
+        late = scan(index.late, possible, member) if level.trees != "fresh" else iter(())
+        if level.trees == "both":
+            yield from heapq.merge(fresh, late, key=key)
+        else:
+            yield from fresh if level.trees == "fresh" else late
+
+
+def _indexed(state: SchedulerState) -> bool:
+    """Whether to read the state's queue off its indexes rather than sort it."""
+    return state.queued and state.queue.size > SORT_LIMIT
+
+
+def ordered_head(state: SchedulerState, order: QueueOrder, reach: int | None) -> list[Request]:
+    """The head of the state's candidates in a fixed `order` (`head`)."""
+    if reach is None or not _indexed(state):
+        return head(sorted(state.prefill_candidates, key=order.key), reach)
+    return head(read_levels(state.queue, order.kind, state.now, order.levels), reach)
+
+
+def mlps_levels(now: float, throughput: float, config: SlidingConfig) -> tuple[Level, ...]:
+    """MLPS's levels (g_i, late_i, e_i) in key order, each with the bounds that skip the
+    subtrees holding none of its requests (module doc)."""
+    key = mlps_keys(now, throughput, config)
+    alpha, epsilon, demote = config.urgency_threshold, config.epsilon, config.demote_late
+    levels = []
+    for protected in (0, 1):
+        for late in (0, 1) if demote else (0,):
+            for level_urgency in (0, 1):
+                urgent = (level_urgency == 0) == config.urgent_first
+                wanted = (protected, late, level_urgency)
+
+                def possible(node: Node, protected: int = protected, urgent: bool = urgent) -> bool:
+                    if (node.protected == 0) if protected == 0 else (node.protected == node.size):
+                        return False
+                    if urgent:
+                        return urgency(node.max_r, node.min_d, now, throughput, epsilon) > alpha
+                    return not urgency(node.min_r, node.max_d, now, throughput, epsilon) > alpha
+
+                def member(request: Request, wanted: tuple[int, int, int] = wanted) -> bool:
+                    return key(request)[:3] == wanted
+
+                trees = "both" if not demote else ("late" if late else "fresh")
+                levels.append(Level(possible, member, trees))
+    return tuple(levels)
+
+
+def mlps_head(state: SchedulerState, config: SlidingConfig, reach: int | None) -> list[Request]:
+    """The head of the state's candidates in the order `config.order` asks for (`head`)."""
+    now, throughput = state.now, state.prefill_throughput
+    if config.order == "edf":
+        return ordered_head(state, EDF, reach)
+    if reach is None or not _indexed(state):
+        return head(order_candidates(state.prefill_candidates, now, throughput, config), reach)
+    kind: Kind = "remaining" if config.level_order == "remaining" else "deadline"
+    levels = mlps_levels(now, throughput, config)
+    return head(read_levels(state.queue, kind, now, levels), reach)

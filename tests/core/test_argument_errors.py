@@ -124,3 +124,11 @@ def test_an_interrupted_write_leaves_the_old_file_and_no_temporary(tmp_path: Pat
         interrupted()
     assert path.read_text() == "old"
     assert [p.name for p in tmp_path.iterdir()] == ["results.json"]
+
+
+def test_online_observe_names_a_plan_request_that_is_not_live() -> None:
+    policy = by_name("slidingserve", default_predictor(), refit_every=10)
+    pstate = policy.init()
+    ghost = BatchPlan((Allocation("ghost", 10),), "chunker", 10, 0.01)
+    with pytest.raises(SlidingPolicyError, match="observation: plan allocates 'ghost', not live"):
+        policy.observe(pstate, STATE, ghost, 0.01)

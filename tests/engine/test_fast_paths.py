@@ -9,10 +9,12 @@ import numpy as np
 import pytest
 
 from slidingpolicy.engine import EngineOptions, simulate
+from slidingpolicy.engine import table as table_module
 from slidingpolicy.engine.decode_run import RUN_CHUNK, RUN_SCALAR, run_times
 from slidingpolicy.engine.metrics import token_deadline
 from slidingpolicy.engine.noise import Normals, engine_rng
 from slidingpolicy.engine.simulator import _Run
+from slidingpolicy.engine.table import QUEUE_FROM
 from slidingpolicy.hardware.roofline import noisy
 from slidingpolicy.policies import by_name
 from slidingpolicy.records.plan import BatchPlan
@@ -88,18 +90,31 @@ def test_certain_misses_equal_their_definition(closed_form: bool) -> None:
 
 def _check_snapshot_definition(run: _Run) -> None:
     """The snapshot shows the admitted requests and the waiting ones whose whole prompt fits
-    in the free blocks, and kv_free_tokens is `KVCache.free_tokens` of the live requests."""
+    in the free blocks — in workload order when listed; from the table's queue, the decodes
+    in workload order and the candidates in id order — and kv_free_tokens is
+    `KVCache.free_tokens` of the live requests."""
     kv, table = run.kv, run.table
     fits = [
         i for i in table.live if kv.block_list[i] or -(-table.prompt[i] // 16) <= kv.free_blocks
     ]
     state = run.snapshot()
-    assert [r.id for r in state.requests] == [table.ids[i] for i in fits]
-    assert state.kv_free_tokens == kv.free_tokens(np.array(table.live, dtype=np.int64))
+    if table.queue is None:
+        assert [r.id for r in state.requests] == [table.ids[i] for i in fits]
+    else:
+        records = [table.records[i] for i in fits]
+        decoding = [r.id for r in records if r is not None and r.is_decoding]
+        waiting = [r.id for r in records if r is not None and not r.is_decoding]
+        assert [r.id for r in state.decoding] == decoding
+        assert [r.id for r in state.prefill_candidates] == sorted(waiting)
+    assert state.kv_free_tokens == kv.free_tokens(np.array(list(table.live), dtype=np.int64))
 
 
+@pytest.mark.parametrize("queue_from", [QUEUE_FROM, 8])
 @pytest.mark.parametrize("kv", [9000, 12000])
-def test_snapshots_under_memory_pressure_follow_their_definition(kv: int) -> None:
+def test_snapshots_under_memory_pressure_follow_their_definition(
+    kv: int, queue_from: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(table_module, "QUEUE_FROM", queue_from)
     workload = make_workload("mixed-v1", 60, Poisson(4.0), 5)
     run = _Run(
         _policy("sarathi"),
@@ -111,16 +126,19 @@ def test_snapshots_under_memory_pressure_follow_their_definition(kv: int) -> Non
     )
     step = run._step
     hidden = [0]
+    kept = [0]
 
     def checked_step(pstate: Any, budget: int) -> tuple[Any, bool]:
         _check_snapshot_definition(run)
         hidden[0] += len(run.table.live) - len(run.snapshot().requests)
+        kept[0] += run.table.queue is not None
         return step(pstate, budget)
 
     run._step = checked_step  # type: ignore[method-assign]
     out = run.run(None)
     assert not out.stalled
     assert hidden[0] > 0, "no waiting request was ever held back: the test shows nothing"
+    assert kept[0] > 0 or queue_from == QUEUE_FROM, "the queued snapshot never ran"
     assert int(run.log.preemptions.sum()) > 0
 
 

@@ -1,0 +1,232 @@
+"""The prefill candidates of a state (P_t of Alg. 2), kept so that an order costs no sort.
+
+A `CandidateQueue` is immutable: `update` returns the queue with some requests removed and
+others added, sharing everything else with the queue it came from. Besides its members by id
+(a persistent hash map), it keeps, for each key order a policy has asked for (`Kind`), an
+`Index`: the members in that order in two persistent trees (`tree`), those whose deadline is
+still ahead of a watermark and those past it. `update` carries every index forward, and
+`index(kind, now)` moves the requests whose deadline passed since the watermark from one tree
+to the other, so the cost of an iteration follows what changed in it, not the queue's length.
+The indexes are memos: a queue's members alone decide what it is.
+
+`fit` is how an engine hides waiting requests its KV cache cannot hold yet: a request that
+has not started its prefill is shown only when its prompt fits in `fit` tokens.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Literal
+
+import attrs
+import immutables
+
+from slidingpolicy import _validate
+from slidingpolicy.errors import InvalidRecordError
+from slidingpolicy.records import tree
+from slidingpolicy.records.request import Request
+from slidingpolicy.records.tree import Key, Node
+
+Kind = Literal["remaining", "deadline", "arrival"]
+"""A key order of an index: (r_i, a_i, id), (d_i, a_i, id) or (a_i, id)."""
+
+
+def remaining_key(request: Request) -> Key:
+    """(r_i, a_i, id): MLPS's order inside a level (eq. 15)."""
+    return (request.remaining_prefill, request.arrival, request.id)
+
+
+def deadline_key(request: Request) -> Key:
+    """(d_i, a_i, id): earliest deadline first."""
+    return (request.deadline, request.arrival, request.id)
+
+
+def arrival_key(request: Request) -> Key:
+    """(a_i, id): first come, first served."""
+    return (request.arrival, request.id)
+
+
+KEYS: dict[Kind, Callable[[Request], Key]] = {
+    "remaining": remaining_key,
+    "deadline": deadline_key,
+    "arrival": arrival_key,
+}
+
+
+@attrs.frozen(slots=True)
+class Index:
+    """A queue's members in `kind` order: `fresh` holds those with d_i > `watermark`,
+    `late` those with d_i ≤ it."""
+
+    kind: Kind
+    watermark: float
+    fresh: Node | None
+    late: Node | None
+
+    @classmethod
+    def build(cls, kind: Kind, members: Iterable[Request], now: float) -> Index:
+        """The index of `members` at watermark `now`."""
+        key = KEYS[kind]
+        pairs = sorted(((key(q), q) for q in members), key=lambda pair: pair[0])
+        fresh = [pair for pair in pairs if pair[1].deadline > now]
+        late = [pair for pair in pairs if pair[1].deadline <= now]
+        return cls(kind, now, tree.build(fresh), tree.build(late))
+
+    def updated(self, removed: Iterable[Request], added: Iterable[Request]) -> Index:
+        """The index without `removed` (members) and with `added`."""
+        key, watermark = KEYS[self.kind], self.watermark
+        fresh, late = self.fresh, self.late
+        for q in removed:
+            if q.deadline > watermark:
+                fresh = tree.delete(fresh, key(q)) if fresh is not None else _missing(q)
+            else:
+                late = tree.delete(late, key(q)) if late is not None else _missing(q)
+        for q in added:
+            if q.deadline > watermark:
+                fresh = tree.insert(fresh, key(q), q)
+            else:
+                late = tree.insert(late, key(q), q)
+        return Index(self.kind, watermark, fresh, late)
+
+    def advanced(self, now: float) -> Index:
+        """The index at watermark `now` ≥ its own: every fresh request whose deadline has
+        passed by `now` moved to `late`."""
+        if now == self.watermark:
+            return self
+        passed = list(tree.scan(self.fresh, lambda n: n.min_d <= now, lambda q: q.deadline <= now))
+        key = KEYS[self.kind]
+        fresh, late = self.fresh, self.late
+        for q in passed:
+            fresh = tree.delete(fresh, key(q)) if fresh is not None else _missing(q)
+            late = tree.insert(late, key(q), q)
+        return Index(self.kind, now, fresh, late)
+
+
+def _id(request: Request) -> str:
+    return request.id
+
+
+def _missing(request: Request) -> Node:
+    raise KeyError(request.id)
+
+
+@attrs.frozen(slots=True, eq=False)
+class CandidateQueue:
+    """The waiting and prefilling requests of a state, by id; those not started shown only
+    when their prompt fits in `fit` tokens (None: all shown). Empty when built: requests
+    join through `update` (or `of`), which checks them."""
+
+    fit: int | None = None
+    members: immutables.Map[str, Request] = attrs.field(factory=immutables.Map, init=False)
+    latest_arrival: float = attrs.field(default=0.0, init=False)
+    """The latest arrival of any request this queue, or one it came from, has held: no state
+    built on it may be earlier."""
+    _indexes: dict[Kind, Index] = attrs.field(factory=dict, init=False, repr=False)
+
+    def __attrs_post_init__(self) -> None:
+        if self.fit is not None:
+            _validate.integer("candidate queue", "fit", self.fit, 0)
+
+    @classmethod
+    def of(cls, requests: Iterable[Request], fit: int | None = None) -> CandidateQueue:
+        """The queue of these waiting and prefilling requests."""
+        return cls(fit).update(add=requests)
+
+    def _derived(
+        self, members: immutables.Map[str, Request], fit: int | None, latest: float
+    ) -> CandidateQueue:
+        """A queue of checked members (no validation: this runs once per iteration)."""
+        queue: CandidateQueue = object.__new__(CandidateQueue)
+        put = object.__setattr__
+        put(queue, "fit", fit)
+        put(queue, "members", members)
+        put(queue, "latest_arrival", latest)
+        put(queue, "_indexes", {})
+        return queue
+
+    @property
+    def size(self) -> int:
+        """Members, shown or not."""
+        return len(self.members)
+
+    def shows(self, request: Request) -> bool:
+        """Whether a member is shown: started, or its prompt fits in `fit`."""
+        fit = self.fit
+        return fit is None or request.prefilled > 0 or request.prompt_tokens <= fit
+
+    def get(self, request_id: str) -> Request | None:
+        """The shown member with this id, if any."""
+        request = self.members.get(request_id)
+        return request if request is not None and self.shows(request) else None
+
+    def shown(self) -> list[Request]:
+        """Every shown member, in id order."""
+        fit, members = self.fit, self.members.values()
+        if fit is None:
+            return sorted(members, key=_id)
+        return sorted((q for q in members if q.prefilled > 0 or q.prompt_tokens <= fit), key=_id)
+
+    def with_fit(self, fit: int | None) -> CandidateQueue:
+        """The same members, shown under another `fit`; it shares this queue's indexes (they
+        hold every member, shown or not)."""
+        if fit is not None:
+            _validate.integer("candidate queue", "fit", fit, 0)
+        queue = self._derived(self.members, fit, self.latest_arrival)
+        object.__setattr__(queue, "_indexes", self._indexes)
+        return queue
+
+    def update(self, remove: Iterable[str] = (), add: Iterable[Request] = ()) -> CandidateQueue:
+        """The queue less the members with ids `remove`, plus the requests `add` (neither
+        decoding nor sharing an id with a member left); every index carried forward."""
+        record = "candidate queue"
+        members = self.members.mutate()
+        removed: list[Request] = []
+        for rid in remove:
+            gone = members.get(rid)
+            if gone is None:
+                raise InvalidRecordError(record, "remove", f"names {rid!r}, not a member")
+            del members[rid]
+            removed.append(gone)
+        added: list[Request] = []
+        latest = self.latest_arrival
+        for request in add:
+            if not isinstance(request, Request):
+                raise InvalidRecordError(record, "add", f"holds a non-Request {request!r}")
+            if request.is_decoding:
+                raise InvalidRecordError(
+                    record, "add", f"holds {request.id!r}, which is decoding, not a candidate"
+                )
+            if request.id in members:
+                raise InvalidRecordError(record, "add", f"holds id {request.id!r} twice")
+            members[request.id] = request
+            added.append(request)
+            latest = max(latest, request.arrival)
+        queue = self._derived(members.finish(), self.fit, latest)
+        for kind, index in self._indexes.items():
+            queue._indexes[kind] = index.updated(removed, added)
+        return queue
+
+    def replaced(self, remove: list[str], add: list[Request]) -> CandidateQueue:
+        """`update` without its checks, for an engine that keeps its records valid: `remove`
+        names members, `add` holds candidates whose ids are not members once those leave."""
+        members = self.members.mutate()
+        removed = [members.pop(rid) for rid in remove]
+        latest = self.latest_arrival
+        for request in add:
+            members[request.id] = request
+            latest = max(latest, request.arrival)
+        queue = self._derived(members.finish(), self.fit, latest)
+        for kind, index in self._indexes.items():
+            queue._indexes[kind] = index.updated(removed, add)
+        return queue
+
+    def index(self, kind: Kind, now: float) -> Index:
+        """The members in `kind` order at watermark `now`: built on first use, then advanced
+        from the last one asked for (rebuilt if `now` is earlier than its watermark)."""
+        index = self._indexes.get(kind)
+        if index is None or now < index.watermark:
+            index = Index.build(kind, self.members.values(), now)
+        else:
+            index = index.advanced(now)
+        self._indexes[kind] = index
+        return index

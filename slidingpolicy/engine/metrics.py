@@ -22,6 +22,7 @@ One definition each, used by the engine, the CLI, the reports and the tests:
 from __future__ import annotations
 
 import math
+from array import array
 from collections.abc import Sequence
 from typing import Any
 
@@ -99,7 +100,8 @@ class TokenLog:
         self.late_count = 0
         self._gaps: list[FloatArray] = []
         self._gap_weights: list[int] = []
-        self._step_gaps: list[float] = []
+        self._step_gaps = array("d")
+        """The gaps of stepped iterations, 8 bytes each (a long run holds tens of millions)."""
 
     @property
     def generated(self) -> IntArray:
@@ -194,7 +196,7 @@ class TokenLog:
         parts = list(self._gaps)
         weights = list(self._gap_weights)
         if self._step_gaps:
-            parts.append(np.array(self._step_gaps, dtype=np.float64))
+            parts.append(np.frombuffer(self._step_gaps, dtype=np.float64).copy())
             weights.append(1)
         if not parts:
             return np.zeros(0), np.zeros(0, dtype=np.int64)

@@ -73,23 +73,30 @@ def make_state(
     return SchedulerState(NOW, tuple(requests), prefill_throughput=8000.0)
 
 
-def overload_state(waiting: int, rng: np.random.Generator) -> SchedulerState:
-    """64 decoding requests and a queue of `waiting` waiting ones of 50–4,000 prompt tokens,
-    every one with 0.5–3 s of TTFT slack left: a state built from a `CandidateQueue`, as an
-    engine that keeps one gives it."""
+def overload_state(
+    waiting: int, rng: np.random.Generator, rate: float | None = None
+) -> SchedulerState:
+    """64 decoding requests and a queue of `waiting` waiting ones of 50–4,000 prompt tokens:
+    a state built from a `CandidateQueue`, as an engine that keeps one gives it. Every one
+    has 0.5–3 s of TTFT slack left; or, with `rate`, they arrived at `rate` per second up to
+    now, as an overloaded engine holds them (most past their TTFT deadline)."""
     decoding = make_state(64, 0, False, rng).requests
     prompts = rng.integers(50, 4001, waiting).tolist()
-    slacks = rng.uniform(0.5, TTFT, waiting).tolist()
+    if rate is None:
+        arrivals = (NOW + rng.uniform(0.5, TTFT, waiting) - TTFT).tolist()
+    else:
+        arrivals = (NOW - np.arange(waiting)[::-1] / rate).tolist()
     queue = CandidateQueue.of(
-        Request(f"w{i}", NOW + slack - TTFT, prompt, 0, 0, TTFT, TBT)
-        for i, (prompt, slack) in enumerate(zip(prompts, slacks, strict=True))
+        Request(f"w{i}", max(arrival, 0.0), prompt, 0, 0, TTFT, TBT)
+        for i, (prompt, arrival) in enumerate(zip(prompts, arrivals, strict=True))
     )
     return SchedulerState.of(NOW, decoding, queue, prefill_throughput=8000.0)
 
 
-def next_state(state: SchedulerState, plan: BatchPlan, step: int) -> SchedulerState:
-    """The state an engine would show next: the plan's prefill chunks applied (a finished
-    prefill leaves the queue; the decodes stay as they are), one new arrival, 50 ms later."""
+def next_state(state: SchedulerState, plan: BatchPlan, step: int, rate: float) -> SchedulerState:
+    """The state an engine would show 50 ms later: the plan's prefill chunks applied (a
+    finished prefill leaves the queue; the decodes stay as they are) and the arrivals of
+    `rate` per second."""
     now = state.now + 0.05
     leaving: list[str] = []
     joining: list[Request] = []
@@ -101,13 +108,14 @@ def next_state(state: SchedulerState, plan: BatchPlan, step: int) -> SchedulerSt
         prefilled = request.prefilled + allocation.tokens
         if prefilled < request.prompt_tokens:
             joining.append(attrs.evolve(request, prefilled=prefilled))
-    joining.append(Request(f"n{step}", now, 1000, 0, 0, TTFT, TBT))
+    arrivals = int((step + 1) * 0.05 * rate) - int(step * 0.05 * rate)
+    joining += [Request(f"n{step}.{k}", now, 1000, 0, 0, TTFT, TBT) for k in range(arrivals)]
     queue = state.queue.update(leaving, joining)
     return SchedulerState.of(now, state.decoding, queue, state.prefill_throughput)
 
 
 def successive_times(
-    policy: Policy[Any], state: SchedulerState, steps: int
+    policy: Policy[Any], state: SchedulerState, steps: int, rate: float
 ) -> tuple[float, list[float]]:
     """The first plan's time (it builds the queue's index) and the times of the next `steps`
     plans, each on the state after the last plan (`next_state`)."""
@@ -117,7 +125,7 @@ def successive_times(
     first = time.perf_counter() - start
     times = []
     for step in range(steps):
-        state = next_state(state, plan, step)
+        state = next_state(state, plan, step, rate)
         start = time.perf_counter()
         plan, pstate = policy.plan(pstate, state)
         times.append(time.perf_counter() - start)
@@ -231,26 +239,50 @@ def time_run_states(chosen: Sequence[str], states: Sequence[SchedulerState]) -> 
         )
 
 
+OVERLOAD_RATE = 10.0
+"""Arrivals per second of the successive overloaded states (mixed-v1 at about 8× capacity)."""
+
+
 def time_overload(policies: Sequence[Policy[Any]], sizes: Sequence[int], repeats: int) -> None:
-    """The third table: ms per plan at 64 decodes plus N waiting, for each N: p50 over 3
-    states, each followed by `repeats` successive states (`next_state`), and the first plan
-    of each (which builds the queue's index) apart."""
-    rng = np.random.default_rng(11)
-    states = {n: [overload_state(n, rng) for _ in range(3)] for n in sizes}
+    """The third table, ms per plan at 64 decodes plus N waiting for each N, two ways:
+    repeated plans on one state whose waiting requests all have slack left (the first
+    plan, which builds the queue's index, apart); and plans on successive states of an
+    engine at overload (`OVERLOAD_RATE` arrivals per second, 50 ms apart), each state
+    updated from the last, the index with it. p50 over 3 states of `repeats` plans each."""
+
+    def states(n: int, rate: float | None = None) -> list[SchedulerState]:
+        """The same 3 states for every policy, each on a queue of its own (no index yet)."""
+        rng = np.random.default_rng(11)
+        return [overload_state(n, rng, rate) for _ in range(3)]
+
+    header = f"{'policy':20s}" + "".join(f" {f'N={n}':>12s}" for n in sizes)
     print("\noverload: ms per plan at 64 decodes + N waiting (50–4,000 prompt tokens)")
-    print(f"{'policy':20s}" + "".join(f" {f'N={n}':>12s}" for n in sizes) + "   first plan (ms)")
+    print("one state, every waiting request with slack left, repeated plans")
+    print(header + "   first plan (ms)")
     for policy in policies:
         cells, firsts = [], []
         for n in sizes:
             times: list[float] = []
             first: list[float] = []
-            for state in states[n]:
-                cold, warm = successive_times(policy, state, repeats)
-                first.append(cold)
-                times += warm
+            for state in states(n):
+                pstate = policy.init()
+                start = time.perf_counter()
+                policy.plan(pstate, state)
+                first.append(time.perf_counter() - start)
+                times += measure(partial(policy.plan, pstate, state), repeats)
             cells.append(f" {percentile(times, 50) * 1e3:12.2f}")
             firsts.append(f"{percentile(first, 50) * 1e3:.0f}")
         print(f"{policy.name:20s}" + "".join(cells) + "   " + "/".join(firsts))
+    print(f"successive states at {OVERLOAD_RATE:g} arrivals/s, 50 ms apart (most requests late)")
+    print(header)
+    for policy in policies:
+        cells = []
+        for n in sizes:
+            times = []
+            for state in states(n, OVERLOAD_RATE):
+                times += successive_times(policy, state, repeats, OVERLOAD_RATE)[1]
+            cells.append(f" {percentile(times, 50) * 1e3:12.2f}")
+        print(f"{policy.name:20s}" + "".join(cells))
 
 
 if __name__ == "__main__":

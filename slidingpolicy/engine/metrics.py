@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 from array import array
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import attrs
@@ -72,6 +72,63 @@ def percentiles(
         rank = max(1, math.ceil(q * total / 100))
         result.append(float(ordered[int(np.searchsorted(cumulative, rank))]))
     return result
+
+
+def merged_percentiles(
+    plain: FloatArray, values: FloatArray, weights: IntArray, qs: Sequence[float]
+) -> list[float]:
+    """`percentiles` at `qs` of `plain` (each counted once) with `values` (each counted
+    `weights` times), equal to `percentiles` of their concatenation; sorts `plain` in place,
+    which may hold tens of millions of values, and builds no array as long."""
+    plain.sort()
+    order = np.argsort(values, kind="stable")
+    ordered = values[order]
+    cumulative = np.cumsum(weights[order])
+    total = plain.size + (int(cumulative[-1]) if cumulative.size else 0)
+    if total == 0:
+        return [math.nan] * len(qs)
+
+    def below(v: float, of: FloatArray) -> int:
+        """How many of sorted `of` are ≤ v."""
+        return int(np.searchsorted(of, v, side="right"))
+
+    def weight_to(v: float) -> int:
+        """The weight of `values` ≤ v."""
+        k = below(v, ordered)
+        return int(cumulative[k - 1]) if k else 0
+
+    def plain_reach(i: int) -> int:
+        """How many values are ≤ plain[i], counting plain[: i + 1] only (a lower bound)."""
+        return i + 1 + weight_to(float(plain[i]))
+
+    def weighted_reach(i: int) -> int:
+        """How many values are ≤ ordered[i], counting ordered[: i + 1] only."""
+        return below(float(ordered[i]), plain) + int(cumulative[i])
+
+    result = []
+    for q in qs:
+        rank = max(1, math.ceil(q * total / 100))
+        found = math.inf
+        j = _first(plain.size, plain_reach, rank)
+        if j < plain.size:
+            found = float(plain[j])
+        k = _first(ordered.size, weighted_reach, rank)
+        if k < ordered.size:
+            found = min(found, float(ordered[k]))
+        result.append(found)
+    return result
+
+
+def _first(n: int, reach: Callable[[int], int], rank: int) -> int:
+    """The least i < n with reach(i) ≥ rank, for `reach` non-decreasing; n if none."""
+    lo, hi = 0, n
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if reach(mid) >= rank:
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
 
 
 class TokenLog:
@@ -191,19 +248,19 @@ class TokenLog:
             counts[i] += size
             lasts[i] = end
 
-    def gaps(self) -> tuple[FloatArray, IntArray]:
-        """Every inter-token gap so far, as values and their counts."""
-        parts = list(self._gaps)
-        weights = list(self._gap_weights)
-        if self._step_gaps:
-            parts.append(np.frombuffer(self._step_gaps, dtype=np.float64).copy())
-            weights.append(1)
-        if not parts:
-            return np.zeros(0), np.zeros(0, dtype=np.int64)
+    def gaps(self) -> tuple[FloatArray, FloatArray, IntArray]:
+        """Every inter-token gap so far: the stepped iterations' (each counted once, a copy
+        of the log's), and the decode runs' as values and their counts."""
+        plain = np.frombuffer(self._step_gaps, dtype=np.float64).copy()
+        if not self._gaps:
+            return plain, np.zeros(0), np.zeros(0, dtype=np.int64)
         counts = np.concatenate(
-            [np.full(g.size, w, dtype=np.int64) for g, w in zip(parts, weights, strict=True)]
+            [
+                np.full(g.size, w, dtype=np.int64)
+                for g, w in zip(self._gaps, self._gap_weights, strict=True)
+            ]
         )
-        return np.concatenate(parts), counts
+        return plain, np.concatenate(self._gaps), counts
 
 
 @attrs.frozen(slots=True)
@@ -286,13 +343,13 @@ def summarize(
     result = outcome(log)
     n = int(c.arrival.size)
     produced = log.generated > 0
-    gaps, weights = log.gaps()
+    plain, gaps, weights = log.gaps()
     span = end - float(c.arrival[0]) if n else 0.0
     output_tokens = int(log.generated.sum())
     abs_error, signed_error, count = predictor_errors
     ttft = result.ttft[produced]
     ttft_p50, ttft_p90, ttft_p99 = percentiles(ttft, PERCENTILES)
-    tbt_p50, tbt_p90, tbt_p99 = percentiles(gaps, PERCENTILES, weights)
+    tbt_p50, tbt_p90, tbt_p99 = merged_percentiles(plain, gaps, weights, PERCENTILES)
     return Metrics(
         requests=n,
         completed=int(result.completed.sum()),

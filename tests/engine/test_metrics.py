@@ -6,11 +6,15 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from slidingpolicy.engine.metrics import (
     TokenLog,
+    merged_percentiles,
     outcome,
     percentile,
+    percentiles,
     summarize,
     token_deadline,
 )
@@ -108,6 +112,23 @@ def test_record_run_equals_recording_each_iteration() -> None:
     for field in ("generated", "max_gap", "max_lateness", "last_token"):
         assert (getattr(step, field) == getattr(run, field)).all()
     for q in (50, 90, 99):
-        assert percentile(*step.gaps()[:1], q, step.gaps()[1]) == percentile(
-            run.gaps()[0], q, run.gaps()[1]
-        )
+        assert merged_percentiles(*step.gaps(), (q,)) == merged_percentiles(*run.gaps(), (q,))
+
+
+@given(
+    st.lists(st.floats(0.0, 1.0), max_size=40),
+    st.lists(st.tuples(st.floats(0.0, 1.0), st.integers(0, 5)), max_size=40),
+    st.lists(st.floats(0.0, 100.0), min_size=1, max_size=5),
+)
+def test_merged_percentiles_are_the_percentiles_of_the_concatenation(
+    plain: list[float], weighted: list[tuple[float, int]], qs: list[float]
+) -> None:
+    values = np.array([v for v, _ in weighted])
+    weights = np.array([w for _, w in weighted], dtype=np.int64)
+    everything = np.concatenate([np.array(plain), values])
+    counts = np.concatenate([np.ones(len(plain), dtype=np.int64), weights])
+    expected = percentiles(everything, qs, counts)
+    got = merged_percentiles(np.array(plain), values, weights, qs)
+    assert got == expected or all(
+        math.isnan(a) and math.isnan(b) for a, b in zip(got, expected, strict=True)
+    )

@@ -483,8 +483,8 @@ class _Run:
             self.probe(self.now, self.kv.used_blocks, self.kv.total_blocks, produced, ones)
         self._retire_and_refresh(indices)
 
-    def _retire_and_refresh(self, indices: list[int]) -> None:
-        for i in self.table.retire_and_refresh(indices):
+    def _retire_and_refresh(self, indices: list[int], decodes: bool = False) -> None:
+        for i in self.table.retire_and_refresh(indices, decodes):
             self.kv.release(i)
 
     def _preempt(self, i: int) -> None:
@@ -528,7 +528,7 @@ class _Run:
         self.tally.iterations += ran
         self.tally.decode_runs += 1
         self.tally.run_iterations += ran
-        self._retire_and_refresh(live)
+        self._retire_and_refresh(live, decodes=True)
         observed = observe_decode_run(
             self.policy, pstate, decodes, latencies, start, self.throughput, free
         )

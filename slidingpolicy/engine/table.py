@@ -64,6 +64,16 @@ class RequestTable:
         self.next_arrival = 0
         """The index of the next request to arrive (n when all have)."""
 
+    def refresh_decodes(self, indices: list[int]) -> None:
+        """`refresh` of decoding requests that stay decoding (a decode-only run's)."""
+        records, ids, arrival, prompt = self.records, self.ids, self.arrival, self.prompt
+        prefilled, generated, base = self.prefilled, self.log.counts, self.base
+        ttft, tbt, build = self.admitted_ttft, self.tbt, trusted_request
+        for i in indices:
+            records[i] = build(
+                ids[i], arrival[i], prompt[i], prefilled[i], generated[i] - base[i], ttft[i], tbt[i]
+            )
+
     def refresh(self, indices: list[int]) -> None:
         """(Re)build the records of live requests `indices` from the columns, in the terms of
         their current admission, and move them between the decodes and the queue."""
@@ -140,9 +150,10 @@ class RequestTable:
         self.prefilled[i] = 0
         self.refresh([i])
 
-    def retire_and_refresh(self, indices: list[int]) -> list[int]:
+    def retire_and_refresh(self, indices: list[int], decodes: bool = False) -> list[int]:
         """Retire the requests of `indices` that produced their last token and refresh the
-        others' records; returns the retired ones."""
+        others' records (all decoding before and after, with `decodes`); returns the retired
+        ones."""
         generated, output, records = self.log.counts, self.output_tokens, self.records
         going: list[int] = []
         done: list[int] = []
@@ -162,7 +173,10 @@ class RequestTable:
                 going.append(i)
         if leaving and self.queue is not None:
             self.queue = self.queue.replaced(leaving, [])
-        self.refresh(going)
+        if decodes:
+            self.refresh_decodes(going)
+        else:
+            self.refresh(going)
         return done
 
     def lookup(self, rid: str, policy: str, role: str) -> int:

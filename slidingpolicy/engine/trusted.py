@@ -14,11 +14,8 @@ from typing import Any
 
 import attrs
 
-from slidingpolicy.records.candidates import CandidateQueue
 from slidingpolicy.records.request import Request, next_token_deadline
-from slidingpolicy.records.state import SchedulerState, queued_state
-
-EMPTY = CandidateQueue()
+from slidingpolicy.records.state import SchedulerState, listed_state
 
 _REQUEST_SETTERS: tuple[Callable[[Request, Any], None], ...] = tuple(
     getattr(Request, field.name).__set__ for field in attrs.fields(Request)
@@ -82,11 +79,4 @@ def trusted_state(
     """`SchedulerState(now, requests, ...)` without its checks: `requests` a tuple of valid
     `Request` with distinct ids, none arrived after a finite `now`; a positive throughput.
     Still splits `decoding` and `prefill_candidates`, in state order."""
-    decoding = tuple([r for r in requests if r.is_decoding])
-    state = queued_state(now, decoding, EMPTY, prefill_throughput, kv_free_tokens)
-    put = object.__setattr__
-    put(state, "_listed", requests)
-    put(state, "_candidates", tuple([r for r in requests if not r.is_decoding]))
-    put(state, "_queue", None)
-    put(state, "_queued", False)
-    return state
+    return listed_state(now, requests, prefill_throughput, kv_free_tokens)

@@ -185,15 +185,40 @@ def queued_state(
     kv_free_tokens: int | None,
 ) -> SchedulerState:
     """`SchedulerState.of` without its checks (the engine's trusted path)."""
+    return _assemble(now, None, decoding, None, queue, prefill_throughput, kv_free_tokens)
+
+
+def listed_state(
+    now: float,
+    requests: tuple[Request, ...],
+    prefill_throughput: float,
+    kv_free_tokens: int | None,
+) -> SchedulerState:
+    """`SchedulerState(now, requests, ...)` without its checks (the engine's trusted path)."""
+    decoding = tuple([r for r in requests if r.is_decoding])
+    candidates = tuple([r for r in requests if not r.is_decoding])
+    return _assemble(now, requests, decoding, candidates, None, prefill_throughput, kv_free_tokens)
+
+
+def _assemble(
+    now: float,
+    listed: tuple[Request, ...] | None,
+    decoding: tuple[Request, ...],
+    candidates: tuple[Request, ...] | None,
+    queue: CandidateQueue | None,
+    prefill_throughput: float,
+    kv_free_tokens: int | None,
+) -> SchedulerState:
+    """A state from its parts, unchecked: listed (`listed` and `candidates` given) or queued."""
     state: SchedulerState = object.__new__(SchedulerState)
     put = object.__setattr__
     put(state, "now", now)
-    put(state, "_listed", None)
+    put(state, "_listed", listed)
     put(state, "prefill_throughput", prefill_throughput)
     put(state, "kv_free_tokens", kv_free_tokens)
     put(state, "decoding", decoding)
-    put(state, "_candidates", None)
+    put(state, "_candidates", candidates)
     put(state, "_queue", queue)
     put(state, "_by_id", None)
-    put(state, "_queued", True)
+    put(state, "_queued", queue is not None)
     return state

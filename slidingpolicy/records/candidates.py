@@ -78,9 +78,9 @@ class Index:
         fresh, late = self.fresh, self.late
         for q in removed:
             if q.deadline > watermark:
-                fresh = tree.delete(fresh, key(q)) if fresh is not None else _missing(q)
+                fresh = tree.delete(fresh, key(q))
             else:
-                late = tree.delete(late, key(q)) if late is not None else _missing(q)
+                late = tree.delete(late, key(q))
         for q in added:
             if q.deadline > watermark:
                 fresh = tree.insert(fresh, key(q), q)
@@ -97,17 +97,13 @@ class Index:
         key = KEYS[self.kind]
         fresh, late = self.fresh, self.late
         for q in passed:
-            fresh = tree.delete(fresh, key(q)) if fresh is not None else _missing(q)
+            fresh = tree.delete(fresh, key(q))
             late = tree.insert(late, key(q), q)
         return Index(self.kind, now, fresh, late)
 
 
 def _id(request: Request) -> str:
     return request.id
-
-
-def _missing(request: Request) -> Node:
-    raise KeyError(request.id)
 
 
 @attrs.frozen(slots=True, eq=False)

@@ -3,8 +3,8 @@
 Every operation returns a new tree and leaves the old one as it was (path copying: an insert
 or a delete copies the O(log n) nodes on one root-to-leaf path, each of at most `FANOUT`
 entries). Each node carries bounds over its subtree — the least and greatest remaining
-prefill and deadline, the latest arrival, how many requests are protected and how many have
-started their prefill — so that a scan can skip every subtree in which no request can match
+prefill and deadline, how many requests are protected and how many have started their
+prefill — so that a scan can skip every subtree in which no request can match
 (`scan`). The key of a request is any tuple that orders it totally (ids make keys unique).
 
 Nodes are named tuples: immutable, and the cheapest record Python builds.
@@ -13,7 +13,7 @@ Nodes are named tuples: immutable, and the cheapest record Python builds.
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, NamedTuple
 
 from slidingpolicy.records.request import Request
@@ -39,7 +39,6 @@ class Node(NamedTuple):
     max_r: int
     min_d: float
     max_d: float
-    max_a: float
     protected: int
     started: int
     """Requests in the subtree with prefilled > 0."""
@@ -57,7 +56,6 @@ def _leaf(keys: tuple[Key, ...], requests: tuple[Request, ...]) -> Node:
         max(rs),
         min(ds),
         max(ds),
-        max([q.arrival for q in requests]),
         [q.protected for q in requests].count(True),
         len(requests) - [q.prefilled for q in requests].count(0),
     )
@@ -73,7 +71,6 @@ def _branch(children: tuple[Node, ...]) -> Node:
         max([c.max_r for c in children]),
         min([c.min_d for c in children]),
         max([c.max_d for c in children]),
-        max([c.max_a for c in children]),
         sum([c.protected for c in children]),
         sum([c.started for c in children]),
     )
@@ -111,7 +108,6 @@ def _with_request(node: Node, i: int, key: Key, request: Request) -> tuple[Node,
             max(node.max_r, r),
             min(node.min_d, d),
             max(node.max_d, d),
-            max(node.max_a, request.arrival),
             node.protected + (1 if request.protected else 0),
             node.started + (1 if request.prefilled > 0 else 0),
         ),
@@ -125,7 +121,7 @@ def _without_request(node: Node, i: int) -> Node:
     r, d = gone.remaining_prefill, gone.deadline
     requests = (*node.entries[:i], *node.entries[i + 1 :])
     keys = (*node.keys[:i], *node.keys[i + 1 :])
-    if r in (node.min_r, node.max_r) or d in (node.min_d, node.max_d) or gone.arrival == node.max_a:
+    if r in (node.min_r, node.max_r) or d in (node.min_d, node.max_d):
         return _leaf(keys, requests)
     return Node(
         keys,
@@ -136,7 +132,6 @@ def _without_request(node: Node, i: int) -> Node:
         node.max_r,
         node.min_d,
         node.max_d,
-        node.max_a,
         node.protected - (1 if gone.protected else 0),
         node.started - (1 if gone.prefilled > 0 else 0),
     )
@@ -152,7 +147,6 @@ def _with_children(node: Node, i: int, parts: tuple[Node, ...]) -> Node:
         or old.max_r == node.max_r
         or old.min_d == node.min_d
         or old.max_d == node.max_d
-        or old.max_a == node.max_a
     ):
         return _branch(children)
     keys = (*node.keys[:i], *[p.keys[-1] for p in parts], *node.keys[i + 1 :])
@@ -165,7 +159,6 @@ def _with_children(node: Node, i: int, parts: tuple[Node, ...]) -> Node:
         max([node.max_r, *[p.max_r for p in parts]]),
         min([node.min_d, *[p.min_d for p in parts]]),
         max([node.max_d, *[p.max_d for p in parts]]),
-        max([node.max_a, *[p.max_a for p in parts]]),
         node.protected - old.protected + sum([p.protected for p in parts]),
         node.started - old.started + sum([p.started for p in parts]),
     )
@@ -210,8 +203,10 @@ def _insert(node: Node, key: Key, request: Request) -> tuple[Node, ...]:
     return _split(False, tuple([c.keys[-1] for c in children]), children)
 
 
-def delete(root: Node, key: Key) -> Node | None:
+def delete(root: Node | None, key: Key) -> Node | None:
     """The tree without the request under `key` (KeyError if none); None when it empties."""
+    if root is None:
+        raise KeyError(key)
     node = _delete(root, key)
     while node is not None and not node.leaf and len(node.entries) == 1:
         node = node.entries[0]
@@ -241,20 +236,6 @@ def _delete(node: Node, key: Key) -> Node | None:
     merged = _split(child.leaf, left.keys + right.keys, left.entries + right.entries)
     lo = min(i, j)
     return _branch((*entries[:lo], *merged, *entries[lo + 2 :]))
-
-
-def find(root: Node | None, key: Key) -> Request | None:
-    """The request under `key`, if any."""
-    node = root
-    while node is not None:
-        keys = node.keys
-        i = bisect_left(keys, key)
-        if i == len(keys):
-            return None
-        if node.leaf:
-            return node.entries[i] if keys[i] == key else None
-        node = node.entries[i]
-    return None
 
 
 def scan(
@@ -287,18 +268,3 @@ def items(root: Node | None) -> Iterator[Request]:
 
 def _always(_: object) -> bool:
     return True
-
-
-def updated(
-    root: Node | None,
-    removed: Iterable[tuple[Key, Request]],
-    added: Iterable[tuple[Key, Request]],
-) -> Node | None:
-    """The tree without the `removed` keys and with the `added` pairs."""
-    for key, _ in removed:
-        if root is None:
-            raise KeyError(key)
-        root = delete(root, key)
-    for key, request in added:
-        root = insert(root, key, request)
-    return root

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Literal
 
 import attrs
 
@@ -105,6 +106,10 @@ def sort_candidates(
     )
 
 
+Trees = Literal["fresh", "late", "both"]
+"""Which trees of an index a level reads: not late, late, or both."""
+
+
 @attrs.frozen(slots=True)
 class Level:
     """One level of an order read off an index: the requests with `member`, in the index's
@@ -113,7 +118,7 @@ class Level:
 
     possible: Callable[[Node], bool]
     member: Callable[[Request], bool]
-    trees: str = "both"
+    trees: Trees = "both"
 
 
 @attrs.frozen(slots=True)
@@ -214,7 +219,7 @@ def mlps_levels(now: float, throughput: float, config: SlidingConfig) -> tuple[L
                 def member(request: Request, wanted: tuple[int, int, int] = wanted) -> bool:
                     return key(request)[:3] == wanted
 
-                trees = "both" if not demote else ("late" if late else "fresh")
+                trees: Trees = "both" if not demote else ("late" if late else "fresh")
                 levels.append(Level(possible, member, trees))
     return tuple(levels)
 

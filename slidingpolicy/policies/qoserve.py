@@ -45,7 +45,10 @@ Where we chose differently from the reference, and why:
   batch exceed N when the decodes alone do.
 - Relegation is checked for every waiting request at every iteration, which is what "eager"
   means. The reference checks only the requests it pops off its heap before the batch is
-  full, so a request deep in the queue is relegated only once it nears the head.
+  full, so a request deep in the queue is relegated only once it nears the head. So this
+  baseline's plan walks the whole queue, and its state holds every relegated id: its cost
+  grows with the queue, where every other policy here reads only the head of the queue off
+  its index (`stages/order.py`; `bench/decision.py`'s overload table).
 - θ observes prefill tokens / measured iteration latency in `observe`, only after a plan
   with prefill tokens. The reference divides the previous batch's prefill tokens by the
   wall time between two scheduler calls (the iteration plus scheduling overhead), at the

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import attrs
@@ -211,14 +212,30 @@ def _assemble(
 ) -> SchedulerState:
     """A state from its parts, unchecked: listed (`listed` and `candidates` given) or queued."""
     state: SchedulerState = object.__new__(SchedulerState)
-    put = object.__setattr__
-    put(state, "now", now)
-    put(state, "_listed", listed)
-    put(state, "prefill_throughput", prefill_throughput)
-    put(state, "kv_free_tokens", kv_free_tokens)
-    put(state, "decoding", decoding)
-    put(state, "_candidates", candidates)
-    put(state, "_queue", queue)
-    put(state, "_by_id", None)
-    put(state, "_queued", queue is not None)
+    (
+        set_now,
+        set_listed,
+        set_rho,
+        set_kv,
+        set_decoding,
+        set_candidates,
+        set_queue,
+        set_by_id,
+        set_queued,
+    ) = _SETTERS
+    set_now(state, now)
+    set_listed(state, listed)
+    set_rho(state, prefill_throughput)
+    set_kv(state, kv_free_tokens)
+    set_decoding(state, decoding)
+    set_candidates(state, candidates)
+    set_queue(state, queue)
+    set_by_id(state, None)
+    set_queued(state, queue is not None)
     return state
+
+
+_SETTERS: tuple[Callable[[SchedulerState, Any], None], ...] = tuple(
+    getattr(SchedulerState, field.name).__set__ for field in attrs.fields(SchedulerState)
+)
+"""The slot descriptors' setters, in field order (faster than `object.__setattr__`)."""

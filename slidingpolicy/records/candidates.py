@@ -157,10 +157,10 @@ class CandidateQueue:
 
     def shown(self) -> list[Request]:
         """Every shown member, in id order."""
-        fit, members = self.fit, self.members.values()
-        if fit is None:
+        members = self.members.values()
+        if self.fit is None:
             return sorted(members, key=_id)
-        return sorted((q for q in members if q.prefilled > 0 or q.prompt_tokens <= fit), key=_id)
+        return sorted(filter(self.shows, members), key=_id)
 
     def with_fit(self, fit: int | None) -> CandidateQueue:
         """The same members, shown under another `fit`; it shares this queue's indexes (they
@@ -174,33 +174,25 @@ class CandidateQueue:
     def update(self, remove: Iterable[str] = (), add: Iterable[Request] = ()) -> CandidateQueue:
         """The queue less the members with ids `remove`, plus the requests `add` (neither
         decoding nor sharing an id with a member left); every index carried forward."""
-        record = "candidate queue"
-        members = self.members.mutate()
-        removed: list[Request] = []
-        for rid in remove:
-            gone = members.get(rid)
-            if gone is None:
+        record, members = "candidate queue", self.members
+        leaving, joining = list(remove), list(add)
+        gone: set[str] = set()
+        for rid in leaving:
+            if rid not in members or rid in gone:
                 raise InvalidRecordError(record, "remove", f"names {rid!r}, not a member")
-            del members[rid]
-            removed.append(gone)
-        added: list[Request] = []
-        latest = self.latest_arrival
-        for request in add:
+            gone.add(rid)
+        seen: set[str] = set()
+        for request in joining:
             if not isinstance(request, Request):
                 raise InvalidRecordError(record, "add", f"holds a non-Request {request!r}")
             if request.is_decoding:
                 raise InvalidRecordError(
                     record, "add", f"holds {request.id!r}, which is decoding, not a candidate"
                 )
-            if request.id in members:
+            if (request.id in members and request.id not in gone) or request.id in seen:
                 raise InvalidRecordError(record, "add", f"holds id {request.id!r} twice")
-            members[request.id] = request
-            added.append(request)
-            latest = max(latest, request.arrival)
-        queue = self._derived(members.finish(), self.fit, latest)
-        for kind, index in self._indexes.items():
-            queue._indexes[kind] = index.updated(removed, added)
-        return queue
+            seen.add(request.id)
+        return self.replaced(leaving, joining)
 
     def replaced(self, remove: list[str], add: list[Request]) -> CandidateQueue:
         """`update` without its checks, for an engine that keeps its records valid: `remove`

@@ -143,11 +143,15 @@ def test_a_bad_update_names_the_queue_and_field_and_changes_nothing() -> None:
         ([], [waiting("a")], "id 'a' twice"),
         ([], [decoding], "'d', which is decoding"),
         ([], ["a"], "non-Request"),
+        (["a", "a"], [], "'a', not a member"),
+        ([], [waiting("n"), waiting("n")], "id 'n' twice"),
     ]:
         with pytest.raises(InvalidRecordError, match=message) as error:
             queue.update(remove=remove, add=add)  # type: ignore[arg-type]
         assert "candidate queue" in str(error.value)
     assert ids(list(queue.shown())) == ["a"]
+    replaced = queue.update(remove=["a"], add=[waiting("a", arrival=2.0)])
+    assert [r.arrival for r in replaced.shown()] == [2.0]
     with pytest.raises(InvalidRecordError, match="fit"):
         CandidateQueue(fit=-1)
 

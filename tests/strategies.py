@@ -24,12 +24,14 @@ TILE_SCALE = 1e-3
 @st.composite
 def linear_models(draw: st.DrawFn, tiled: bool = False) -> LinearModel:
     """A non-negative model; each weight is zero or within three decades of its scale (with
-    an eighth, the tile count's, when `tiled`)."""
+    an eighth, the tile count's, when `tiled`), and so is the intercept (zero or 10 µs to
+    20 ms: an intercept of 1e-308 s carries a scale no float fit can read back)."""
     weights = []
     for scale in (*SCALES, TILE_SCALE) if tiled else SCALES:
         on = draw(st.booleans())
         weights.append(draw(st.floats(0.001, 3.0)) * scale if on else 0.0)
-    return LinearModel(draw(st.floats(0.0, 0.02)), tuple(weights))
+    intercept = draw(st.one_of(st.just(0.0), st.floats(1e-5, 0.02)))
+    return LinearModel(intercept, tuple(weights))
 
 
 @st.composite

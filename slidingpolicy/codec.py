@@ -3,7 +3,7 @@
 One log line is a JSON object {"state": ..., "plan": ..., "token_budget": int | null}. Any
 engine can write one (field names follow the records); `slidingpolicy check` reads it back.
 Diagnostics that do not apply are null; `token_budget` must be present (null: the engine has
-none, and invariant 4 is not checked). docs/log-format.md describes every field.
+none, and invariant 4 is not checked). docs/checker.md describes every field.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """`slidingpolicy check`: a recorded run's plans checked against the invariants.
 
-The log format is documented in docs/log-format.md (and `slidingpolicy.codec`).
+The log format is documented in docs/checker.md (and `slidingpolicy.codec`).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from slidingpolicy.errors import SlidingPolicyError
 EXIT_BROKEN = 1
 LOG_FORMAT = (
     'expected JSONL, one {"state": ..., "plan": ..., "token_budget": int | null} per line '
-    "(docs/log-format.md)"
+    "(docs/checker.md)"
 )
 
 

@@ -294,7 +294,7 @@ def test_check_reports_broken_and_malformed_lines_together(
 
 
 def test_the_documented_log_line_parses() -> None:
-    doc = (Path(__file__).resolve().parents[2] / "docs" / "log-format.md").read_text()
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "checker.md").read_text()
     example = re.findall(r"```json\n(.*?)```", doc, re.S)[0]
     state, plan, budget = parse_line(json.dumps(json.loads(example)))
     assert (len(state.requests), plan.path, budget) == (2, "chunker", 2048)

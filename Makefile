@@ -1,11 +1,12 @@
-# One entry point for people and CI: `make demo` runs the main job, `make test` the checks.
+# One entry point for people and CI: `make demo` runs the main job, `make test` the checks,
+# `make docs` the documentation site (into site/, which git ignores).
 # Both create the virtual environment first (.venv, from pyproject.toml) when it is missing.
 
 VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: setup demo test lint typecheck unit bench
+.PHONY: setup demo test lint typecheck unit docs bench
 
 $(STAMP): pyproject.toml
 	python3 -m venv $(VENV)
@@ -27,7 +28,12 @@ typecheck: setup
 unit: setup
 	$(PY) -m pytest
 
-test: lint typecheck unit
+# --strict: a broken link or anchor, a page missing from the nav, or a docstring mkdocstrings
+# cannot read fails the build (mkdocs.yml, `validation`).
+docs: setup
+	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict
+
+test: lint typecheck unit docs
 
 bench: setup
 	$(PY) bench/decision.py

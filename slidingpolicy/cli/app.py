@@ -19,6 +19,7 @@ from slidingpolicy.cli.check import check
 from slidingpolicy.cli.demo import demo
 from slidingpolicy.cli.options import EXIT_BAD_INPUT, EXIT_INTERRUPTED
 from slidingpolicy.cli.output import console
+from slidingpolicy.cli.reproduce import reproduce
 from slidingpolicy.cli.simulate import simulate
 from slidingpolicy.cli.sweep import sweep_command
 from slidingpolicy.errors import SlidingPolicyError
@@ -80,6 +81,7 @@ app.command()(demo)
 app.command()(simulate)
 app.command()(capacity)
 app.command(name="sweep")(sweep_command)
+app.command()(reproduce)
 app.command()(profile)
 app.command()(fit)
 app.command()(check)

@@ -58,6 +58,8 @@ CASES = [
     Case("profile 0 samples", ["profile", "--samples", "0"], "--samples"),
     Case("holdout 2", ["fit", "--holdout", "2"], "holdout"),
     Case("holdout 0", ["fit", "--holdout", "0"], "holdout"),
+    Case("reproduce workers 0", ["reproduce", "--quick", "--workers", "0"], "--workers"),
+    Case("reproduce out a file", ["reproduce", "--quick", "--out", "{file}"], "--out", b""),
     # names and lists
     Case("unknown policy", ["simulate", "--policy", "fifo"], "known: greedy, qoserve, sarathi"),
     Case(

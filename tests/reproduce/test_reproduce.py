@@ -1,0 +1,238 @@
+"""`slidingpolicy reproduce`: the committed quick report is what the command makes.
+
+The report is a pure function of its raw documents (re-rendered byte for byte), and the raw
+documents are what the package computes from the seeds (slices of every experiment re-run
+here and compared with the committed rows).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import shutil
+from pathlib import Path
+from typing import Any
+
+import attrs
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from slidingpolicy.engine.capacity import capacity_search
+from slidingpolicy.engine.simulator import simulate
+from slidingpolicy.engine.sweep import predictor_of, run
+from slidingpolicy.errors import InvalidRecordError
+from slidingpolicy.policies import by_name
+from slidingpolicy.reproduce import QUICK, write_report
+from slidingpolicy.reproduce.config import DATASETS, PAPER_SETTINGS
+from slidingpolicy.reproduce.experiments import (
+    PREDICTOR_HARDWARE,
+    UNIT_POLICY,
+    base_spec,
+    burst_spec,
+    burst_trial,
+    capacity_labels,
+    mean_capacity,
+    predictor_trial,
+)
+from slidingpolicy.reproduce.report import Capacities, render
+from slidingpolicy.reproduce.run import REPORT, RESULTS, TIMINGS
+from slidingpolicy.reproduce.timing import timed
+
+REPORT_DIR = Path(__file__).resolve().parents[2] / "docs" / "report"
+
+
+def _committed() -> tuple[dict[str, Any], dict[str, Any]]:
+    results = json.loads((REPORT_DIR / RESULTS).read_text())
+    timings = json.loads((REPORT_DIR / TIMINGS).read_text())
+    return results, timings
+
+
+def test_the_committed_report_is_its_raw_documents_rendered(tmp_path: Path) -> None:
+    results, timings = _committed()
+    assert render(results, timings) == (REPORT_DIR / REPORT).read_text()
+    for name in (RESULTS, TIMINGS):
+        shutil.copy(REPORT_DIR / name, tmp_path / name)
+    path = write_report(tmp_path)
+    assert path.read_text() == (REPORT_DIR / REPORT).read_text()
+    assert all((tmp_path / f).stat().st_size > 0 for f in ("capacity.png", "load.png"))
+
+
+def test_the_committed_report_is_the_quick_preset() -> None:
+    results, _ = _committed()
+    assert results["config"] == QUICK.to_dict()
+
+
+def test_a_capacity_search_of_the_committed_report_reproduces() -> None:
+    results, _ = _committed()
+    setting, dataset = PAPER_SETTINGS[0], "arxiv"
+    row = next(
+        r
+        for r in results["capacity"]
+        if (r["setting"], r["dataset"], r["policy"], r["seed"])
+        == (setting.key, dataset, "slidingserve+", 1)
+    )
+    base = base_spec(QUICK, setting, dataset, QUICK.requests).with_policy("slidingserve+")
+    found = capacity_search(attrs.evolve(base, seed=1), workers=1)
+    assert (found.capacity, len(found.trials)) == (row["capacity"], row["trials"])
+
+
+def test_a_load_point_of_the_committed_report_reproduces() -> None:
+    results, _ = _committed()
+    setting, dataset = PAPER_SETTINGS[0], "mixed-v1"
+    row = next(
+        r
+        for r in results["load"]
+        if (r["setting"], r["dataset"], r["policy"], r["load"])
+        == (setting.key, dataset, "qoserve", 2.0)
+    )
+    unit = mean_capacity(results["capacity"], setting.key, dataset, UNIT_POLICY)
+    spec = base_spec(QUICK, setting, dataset, QUICK.requests).with_policy("qoserve")
+    metrics = run(spec.with_rate(2.0 * unit)).metrics
+    assert row["rate"] == 2.0 * unit
+    assert row["violation"] == 1.0 - metrics.attainment
+    assert row["ttft_p99"] == metrics.ttft_p99
+
+
+def test_a_burst_of_the_committed_report_reproduces() -> None:
+    results, _ = _committed()
+    key, dataset = QUICK.burst_cases[0]
+    row = next(
+        r
+        for r in results["burst"]
+        if (r["setting"], r["dataset"], r["policy"], r["seed"]) == (key, dataset, "qoserve", 0)
+    )
+    unit = mean_capacity(results["capacity"], key, dataset, UNIT_POLICY)
+    spec = burst_spec(QUICK, QUICK.setting(key), dataset, unit).with_policy("qoserve")
+    assert burst_trial((spec, QUICK.burst.bin, QUICK.burst.end)) == row["bins"]
+
+
+def test_a_predictor_row_of_the_committed_report_reproduces() -> None:
+    results, _ = _committed()
+    hardware = PREDICTOR_HARDWARE[1]
+    mine = predictor_trial(hardware, QUICK.predictor_samples)
+    theirs = [r for r in results["predictor"] if r["hardware"] == mine[0]["hardware"]]
+    assert [r["group"] for r in mine] == [r["group"] for r in theirs]
+    for a, b in zip(mine, theirs, strict=True):
+        assert a["samples"] == b["samples"]
+        for field in ("mae_ms", "rmse_ms", "r2", "bias_ms"):
+            assert math.isclose(a[field], b[field], rel_tol=1e-9, abs_tol=1e-12), field
+
+
+def test_burst_bins_count_every_request_that_arrives_in_the_window() -> None:
+    setting = PAPER_SETTINGS[0]
+    spec = burst_spec(QUICK, setting, "mixed-v1", 0.5).with_policy("sarathi-edf")
+    spec = attrs.evolve(spec, workload=attrs.evolve(spec.workload, requests=120))
+    bins = burst_trial((spec, 20.0, 200.0))
+    arrivals = spec.workload.build(spec.arrivals, spec.seed).columns().arrival
+    assert len(bins) == 10
+    assert sum(a for a, _ in bins) == int((arrivals < 200.0).sum())
+    assert all(0 <= m <= a for a, m in bins)
+
+
+def test_the_timed_wrapper_plans_what_its_policy_plans() -> None:
+    spec = base_spec(QUICK, PAPER_SETTINGS[0], "mixed-v1", 80).with_rate(1.5)
+    for label in ("slidingserve", "qoserve", "sarathi-edf"):
+        spec = spec.with_policy(label)
+        workload = spec.workload.build(spec.arrivals, spec.seed)
+        inner = by_name(spec.policy, predictor_of(spec))
+        plain = simulate(inner, workload, spec.hardware.build(), spec.seed)
+        wrapped = timed(by_name(spec.policy, predictor_of(spec)), 2)
+        timed_run = simulate(wrapped, workload, spec.hardware.build(), spec.seed)
+        assert timed_run.metrics == plain.metrics
+        assert len(wrapped.decisions) == plain.stats.decisions
+        summary = wrapped.summary()
+        assert summary[-1]["path"] == "all"
+        assert summary[-1]["decisions"] == sum(r["decisions"] for r in summary[:-1])
+
+
+def test_every_case_sizes_each_label_once() -> None:
+    for setting, dataset in QUICK.cases:
+        labels = capacity_labels(QUICK, setting.key, dataset)
+        assert len(labels) == len(set(labels))
+        assert UNIT_POLICY in labels
+
+
+def test_a_config_naming_an_unknown_case_is_refused() -> None:
+    with pytest.raises(InvalidRecordError, match="load_cases"):
+        attrs.evolve(QUICK, load_cases=(("no such setting", "mixed-v1"),))
+    with pytest.raises(InvalidRecordError, match="burst_cases"):
+        attrs.evolve(QUICK, burst_cases=((PAPER_SETTINGS[0].key, "no-such-data"),))
+    with pytest.raises(InvalidRecordError, match="seeds"):
+        attrs.evolve(QUICK, seeds=0)
+
+
+capacities_st = st.lists(st.floats(0.1, 10.0), min_size=1, max_size=6)
+
+
+@given(capacities_st, capacities_st)
+def test_paired_ratios_are_the_mean_of_per_seed_ratios(
+    mine: list[float], theirs: list[float]
+) -> None:
+    n = min(len(mine), len(theirs))
+    rows = [
+        {"setting": "s", "dataset": "d", "policy": p, "seed": i, "capacity": v}
+        for p, values in (("a", mine[:n]), ("b", theirs[:n]))
+        for i, v in enumerate(values)
+    ]
+    ratio, won, lost = Capacities(rows).ratio("s", "d", "a", "b")
+    expected = [a / b for a, b in zip(mine[:n], theirs[:n], strict=True)]
+    assert math.isclose(ratio, sum(expected) / n)
+    assert (won, lost) == (sum(r > 1 for r in expected), sum(r < 1 for r in expected))
+
+
+def _results(gain: dict[str, float]) -> dict[str, Any]:
+    """A results document where slidingserve(+) beats every baseline by `gain` per data set."""
+    config = attrs.evolve(
+        QUICK,
+        seeds=1,
+        settings=PAPER_SETTINGS[:1],
+        ablation_cases=((PAPER_SETTINGS[0].key, "mixed-v1"),),
+        window_cases=((PAPER_SETTINGS[0].key, "mixed-v1"),),
+        load_cases=(),
+        burst_cases=(),
+    )
+    key = PAPER_SETTINGS[0].key
+    rows = []
+    for dataset in DATASETS:
+        for label in capacity_labels(config, key, dataset):
+            ours = label.startswith("slidingserve")
+            capacity = 1.0 + gain[dataset] if ours else 1.0
+            rows.append(
+                {
+                    "setting": key,
+                    "dataset": dataset,
+                    "policy": label,
+                    "seed": 0,
+                    "capacity": capacity,
+                    "failing": None,
+                    "trials": 5,
+                }
+            )
+    return {"config": config.to_dict(), "capacity": rows, "load": [], "burst": [], "predictor": []}
+
+
+@given(st.lists(st.floats(-0.5, 1.5), min_size=4, max_size=4))
+def test_the_verdict_on_fig4_is_decided_by_the_numbers(gains: list[float]) -> None:
+    from slidingpolicy.reproduce.report import capacity_section
+
+    gain = dict(zip(DATASETS, gains, strict=True))
+    text = capacity_section(_results(gain))
+    seen = [(1.0 + g) / 1.0 - 1.0 for g in gains]
+    inside = sum(0.25 <= g <= 1.11 for g in seen)
+    below = sum(g < 0.25 for g in seen)
+    above = sum(g > 1.11 for g in seen)
+    assert f"{inside} of 4 data sets inside the note's range, {below} below it, {above}" in text
+    adjusted = dict(zip(DATASETS, seen, strict=True))
+    most = max(adjusted, key=lambda d: adjusted[d])
+    assert f"It gains most on {most}" in text
+
+
+def test_the_readmes_first_screen_shows_the_reports_headline_and_a_figure() -> None:
+    from slidingpolicy.reproduce.report import headline
+
+    results, _ = _committed()
+    readme = (REPORT_DIR.parents[1] / "README.md").read_text()
+    first_screen = readme[: readme.index("## Quick start")]
+    assert headline(results) in first_screen
+    assert "](docs/report/capacity.png)" in first_screen

@@ -22,6 +22,8 @@ from slidingpolicy.reproduce.report import FIGURES, Capacities
 
 Row = dict[str, Any]
 
+LABELS = {"ttft_p99": "p99 TTFT (s)"}
+
 
 def _grid(count: int, columns: int = 4, width: float = 4.2) -> tuple[Any, list[Axes]]:
     cols = min(columns, count)
@@ -68,27 +70,31 @@ def capacity_figure(results: Row, path: Path) -> None:
     _save(fig, path)
 
 
-def load_figure(results: Row, path: Path) -> None:
-    """Fig. 5: violation rate against load, one panel per case."""
+def load_figure(results: Row, path: Path, field: str = "violation") -> None:
+    """Fig. 5: the violation rate (or a latency percentile, `field`) against load, one panel
+    per case."""
     rows: list[Row] = results["load"]
     cases = list(dict.fromkeys((r["setting"], r["dataset"]) for r in rows))
     fig, axes = _grid(len(cases))
+    scale, label = (100.0, "SLO violations (%)") if field == "violation" else (1.0, LABELS[field])
     for axis, (key, dataset) in zip(axes, cases, strict=True):
         for i, policy in enumerate(LOAD_POLICIES):
             mine = rows_of(rows, key, dataset, policy)
             loads = sorted({r["load"] for r in mine})
-            violation = [
-                100 * float(np.mean([r["violation"] for r in mine if r["load"] == x]))
-                for x in loads
+            values = [
+                scale * float(np.mean([r[field] for r in mine if r["load"] == x])) for x in loads
             ]
-            axis.plot(loads, violation, label=policy, **_style(i))
-        axis.set(
-            xlabel=f"load (× {UNIT_POLICY} capacity)",
-            ylabel="SLO violations (%)",
-            title=f"{key}, {dataset}",
-        )
+            axis.plot(loads, values, label=policy, **_style(i))
+        axis.set(xlabel=f"load (× {UNIT_POLICY} capacity)", ylabel=label, title=f"{key}, {dataset}")
+        if field != "violation":
+            axis.set_yscale("log")
     axes[0].legend(fontsize=7)
     _save(fig, path)
+
+
+def latency_figure(results: Row, path: Path) -> None:
+    """Fig. 5's tail: p99 TTFT (s) against load."""
+    load_figure(results, path, "ttft_p99")
 
 
 def burst_figure(results: Row, path: Path) -> None:
@@ -139,6 +145,7 @@ def draw(results: Row, folder: Path) -> list[Path]:
     drawn: Sequence[tuple[Any, str]] = (
         (capacity_figure, FIGURES["capacity"]),
         (load_figure, FIGURES["load"]),
+        (latency_figure, FIGURES["latency"]),
         (burst_figure, FIGURES["burst"]),
         (ablation_figure, FIGURES["ablation"]),
     )

@@ -102,6 +102,16 @@ def _sparse_max(values: IntArray) -> IntArray:
     return np.vstack(rows)
 
 
+@attrs.frozen(slots=True)
+class Columns:
+    """A `PricedQueue` as arrays: `wholes[j][k]` is feature x_{j+1} of `PricedQueue.wholes[k]`."""
+
+    wholes: tuple[IntArray, ...]
+    starts: IntArray
+    remaining: IntArray
+    contexts: IntArray
+
+
 @attrs.frozen(slots=True, weakref_slot=False)
 class PricedQueue:
     """An ordered prefill queue beside a set of decodes, ready to price any part of its stream.
@@ -277,13 +287,23 @@ class PricedQueue:
         return self._piece(terms, self.contexts[k] + whole, -1), whole
 
     @functools.cached_property
+    def columns(self) -> Columns:
+        """The queue as int64 arrays, for the vectorized searches."""
+        wholes = np.asarray(self.wholes, dtype=np.int64).reshape(-1, 7)
+        return Columns(
+            tuple(wholes.T),
+            np.asarray(self.starts, dtype=np.int64),
+            np.asarray(self.remaining, dtype=np.int64),
+            np.asarray(self.contexts, dtype=np.int64),
+        )
+
+    @functools.cached_property
     def _arrays(self) -> tuple[tuple[IntArray, ...], IntArray, IntArray, IntArray]:
         """The prefix sums as arrays, the contexts, and a sparse table for range maxima."""
-        wholes = np.asarray(self.wholes, dtype=np.int64).reshape(-1, 7)
-        r = np.asarray(self.remaining, dtype=np.int64)
-        contexts = np.append(np.asarray(self.contexts, dtype=np.int64), 0)
-        starts = np.asarray(self.starts, dtype=np.int64)
-        return tuple(wholes.T), starts, contexts, _sparse_max(np.where(r >= 2, r, 0))
+        columns = self.columns
+        r = columns.remaining
+        contexts = np.append(columns.contexts, 0)
+        return columns.wholes, columns.starts, contexts, _sparse_max(np.where(r >= 2, r, 0))
 
     def latencies(self, lo: IntArray, hi: IntArray, step: IntArray | int = 0) -> FloatArray:
         """`price` of every interval [lo[i], hi[i]) at once (vectorized, for exhaustive scans)."""

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
 from slidingpolicy.pricing.budget import fill_budget, largest_within
+from slidingpolicy.pricing.features import DECODE, MIXED, PREFILL, FloatArray, IntArray
 from slidingpolicy.pricing.queue import Piece, PricedQueue, TiledPiece
 
 
@@ -56,6 +57,12 @@ def _tile_spans(now: Piece, then: Piece, whole: int, lo: int, hi: int) -> list[t
     return spans
 
 
+VECTOR_PIECES = 12
+"""From this many pieces on, `exact_split` prices the candidates of the pieces whose special
+points have closed forms all at once (`vector_candidates`); below, the per-piece loop is
+faster."""
+
+
 def exact_split(fill: PricedQueue, budget_sum: int, cap: int, deadline: float) -> int:
     """The b in [B_Σ − cap, min(B_Σ, cap)] with T̂₁(b) ≤ deadline minimizing two_step_cost.
 
@@ -72,34 +79,53 @@ def exact_split(fill: PricedQueue, budget_sum: int, cap: int, deadline: float) -
     budget_sum = min(budget_sum, 2 * cap)
     lo_b = max(0, budget_sum - cap)
     hi_b = min(budget_sum, fill_budget(fill, deadline, cap))
-    best, best_cost = -1, math.inf
-
-    def consider(b: int, cost: float) -> None:
-        nonlocal best, best_cost
-        if cost < best_cost or (cost == best_cost and b > best):
-            best, best_cost = b, cost
-
+    bs: list[int] = []
+    costs: list[float] = []
     if lo_b == 0:
-        consider(0, two_step_cost(fill, 0, budget_sum))
-    cum = fill.starts
-    first_piece = fill.request_at(max(lo_b, 1))
-    for k in range(first_piece, fill.request_at(hi_b) + 1 if hi_b > lo_b else first_piece):
-        c_lo, c_hi = max(1, lo_b - cum[k]), min(fill.remaining[k], hi_b - cum[k])
-        now = fill.closing_chunk(k)
-        then, whole = fill.next_head(k, budget_sum)
-        top = _feasible_top(fill, k, now, max(2, c_lo), c_hi, deadline)
-        if c_lo == 1 and (one := fill.prefix(cum[k] + 1)) <= deadline:
-            left = whole - 1
-            then_cost = then(left) if left >= 2 else fill.price(cum[k] + 1, budget_sum, 1)
-            consider(cum[k] + 1, one + then_cost)
-        for c in (whole - 1, whole):
-            if max(2, c_lo) <= c <= top:
-                consider(cum[k] + c, now(c) + fill.price(cum[k] + c, budget_sum, 1))
-        lo, hi = max(2, c_lo), min(top, whole - 2)
-        for a, b in _tile_spans(now, then, whole, lo, hi):
-            for c in _convex_candidates(now.smooth(), then.smooth(), whole, a, b):
-                consider(cum[k] + c, now(c) + then(whole - c))
-    return best if best >= 0 else fill_budget(fill, deadline, lo_b)
+        bs.append(0)
+        costs.append(two_step_cost(fill, 0, budget_sum))
+    first = fill.request_at(max(lo_b, 1))
+    pieces: Sequence[int] = range(first, fill.request_at(hi_b) + 1 if hi_b > lo_b else first)
+    if fill.predictor.tile is None and len(pieces) >= VECTOR_PIECES:
+        found, found_costs, pieces = vector_candidates(
+            fill, pieces[0], pieces[-1], budget_sum, lo_b, hi_b, deadline
+        )
+        bs.extend(found.tolist())
+        costs.extend(found_costs.tolist())
+    for k in pieces:
+        for b, cost in piece_candidates(fill, k, budget_sum, lo_b, hi_b, deadline):
+            bs.append(b)
+            costs.append(cost)
+    if not bs:
+        return fill_budget(fill, deadline, lo_b)
+    least = min(costs)
+    return max(b for b, cost in zip(bs, costs, strict=True) if cost == least)
+
+
+def piece_candidates(
+    fill: PricedQueue, k: int, budget_sum: int, lo_b: int, hi_b: int, deadline: float
+) -> list[tuple[int, float]]:
+    """(b, two_step_cost) of the b in piece k ∩ [lo_b, hi_b] among which the feasible minimum
+    of the piece lies (proofs/split.md §2): its special points priced in full where no closed
+    form covers them, and the convex candidates of each span between its tile edges."""
+    base = fill.starts[k]
+    c_lo, c_hi = max(1, lo_b - base), min(fill.remaining[k], hi_b - base)
+    now = fill.closing_chunk(k)
+    then, whole = fill.next_head(k, budget_sum)
+    top = _feasible_top(fill, k, now, max(2, c_lo), c_hi, deadline)
+    found = []
+    if c_lo == 1 and (one := fill.prefix(base + 1)) <= deadline:
+        left = whole - 1
+        then_cost = then(left) if left >= 2 else fill.price(base + 1, budget_sum, 1)
+        found.append((base + 1, one + then_cost))
+    for c in (whole - 1, whole):
+        if max(2, c_lo) <= c <= top:
+            found.append((base + c, now(c) + fill.price(base + c, budget_sum, 1)))
+    lo, hi = max(2, c_lo), min(top, whole - 2)
+    for a, b in _tile_spans(now, then, whole, lo, hi):
+        for c in _convex_candidates(now.smooth(), then.smooth(), whole, a, b):
+            found.append((base + c, now(c) + then(whole - c)))
+    return found
 
 
 def _feasible_top(fill: PricedQueue, k: int, now: Piece, lo: int, hi: int, deadline: float) -> int:
@@ -155,3 +181,149 @@ def window_split(fill: PricedQueue, budget_sum: int, cap: int, deadline: float, 
     cost[~feasible] = np.inf
     best = np.flatnonzero(cost == cost.min())
     return int(b[best[-1]])
+
+
+_Closed = tuple[FloatArray, FloatArray, FloatArray, FloatArray, IntArray]
+"""`Piece`s as arrays: base, slope, curve, peak_weight, peak."""
+
+
+def _at(piece: _Closed, c: IntArray) -> FloatArray:
+    """`Piece.__call__` on arrays, the same float operations in the same order."""
+    base, slope, curve, peak_weight, peak = piece
+    return base + c * (slope + curve * c) + peak_weight * np.maximum(peak, c)
+
+
+def _column(piece: _Closed) -> _Closed:
+    """The pieces as a column, to broadcast against several chunks each."""
+    base, slope, curve, peak_weight, peak = piece
+    return base[:, None], slope[:, None], curve[:, None], peak_weight[:, None], peak[:, None]
+
+
+def _scenario(x4: IntArray, x6: IntArray) -> IntArray:
+    """Eq. 5 on arrays: mixed, pure prefill or pure decode."""
+    return np.where(x6 > 0, np.where(x4 > 0, MIXED, PREFILL), DECODE)
+
+
+def vector_candidates(
+    fill: PricedQueue,
+    first: int,
+    last: int,
+    budget_sum: int,
+    lo_b: int,
+    hi_b: int,
+    deadline: float,
+) -> tuple[IntArray, FloatArray, list[int]]:
+    """`piece_candidates` of pieces first..last at once, for a seven-feature predictor: the
+    same (b, cost) pairs, bit for bit, of every piece whose special points have closed forms
+    and whose chunks all meet the deadline; and the pieces left to `piece_candidates` (those
+    where the deadline falls inside the piece, or one token is left of a 2-token window).
+
+    Every float is computed by the operations of the scalar code in their order
+    (`LatencyPredictor.price`, `PricedQueue._piece`, `Piece.__call__`, `_convex_candidates`).
+    """
+    columns = fill.columns
+    ks = np.arange(first, last + 1)
+    base, r, u = columns.starts[ks], columns.remaining[ks], columns.contexts[ks]
+    c_lo, c_hi = np.maximum(1, lo_b - base), np.minimum(r, hi_b - base)
+    x = [w[ks] for w in columns.wholes]
+    # The next iteration (`PricedQueue.next_head`): requests k+1..e−1 whole, then e's chunk.
+    e = fill.request_at(budget_sum)
+    inside = ks < e
+    after = np.minimum(ks + 1, e)
+    step_context = fill.decode_context + fill.decodes
+    t = [w[e] - w[after] for w in columns.wholes[:6]]
+    t[2] += step_context
+    t[3] += fill.decodes
+    t[4] += step_context
+    peaks = np.append(np.maximum.accumulate(columns.remaining[:e][::-1])[::-1], 0)[after]
+    t.append(np.where(peaks >= 2, peaks, 0))
+    tail, tail_context = budget_sum - fill.starts[e], fill.contexts[e]
+    t[2] += tail_context
+    if tail >= 2:
+        t[0] += tail * (tail_context + tail)
+        t[1] += tail * tail
+        t[5] += tail
+        t[6] = np.maximum(t[6], tail)
+    else:
+        t[3] += 1
+        t[4] += tail_context
+    alone = (0, 0, step_context, fill.decodes, step_context, 0, 0)
+    t = [np.where(inside, t[j], alone[j]) for j in range(7)]
+    whole = np.where(inside, r, budget_sum - base)
+    head = u + whole - 1
+
+    # Five batches per piece, priced at once in eq. 6's order: this iteration's and the
+    # next one's closed-form constants (`PricedQueue._piece`), request k's first token as a
+    # decode now, its last token as a decode next, and the next iteration without k.
+    ones = np.ones_like(ks)
+    features = np.array(
+        [
+            [ones, x[0], x[1], x[2] + u, x[3], x[4], x[5], x[6]],
+            [ones, t[0], t[1], t[2] + u + whole, t[3], t[4], t[5], t[6]],
+            [ones, x[0], x[1], x[2] + u, x[3] + 1, x[4] + u, x[5], x[6]],
+            [ones, t[0], t[1], t[2] + head, t[3] + 1, t[4] + head, t[5], t[6]],
+            [ones, *t],
+        ]
+    )
+    prefill = np.where(features[:2, 4] > 0, MIXED, PREFILL)
+    scenario = np.concatenate([prefill, _scenario(features[2:, 4], features[2:, 6])])
+    weights = fill.predictor.coefficients[scenario].transpose(0, 2, 1)
+    terms = weights * features
+    constant = terms[:, 0] + terms[:, 1]
+    for j in range(2, 7):
+        constant = constant + terms[:, j]
+    price = constant + terms[:, 7]
+    w_now, w_then = weights[0], weights[1]
+    now: _Closed = (
+        constant[0],
+        w_now[1] * u + w_now[6] + 0 * w_now[3],
+        w_now[1] * 1 + w_now[2],
+        w_now[7],
+        x[6],
+    )
+    then: _Closed = (
+        constant[1],
+        w_then[1] * (u + whole) + w_then[6] + -1 * w_then[3],
+        w_then[1] * 0 + w_then[2],
+        w_then[7],
+        t[6],
+    )
+    one, last_token = price[2], price[3]
+    rest = np.where((t[3] > 0) | (t[5] > 0), price[4], 0.0)
+
+    lo = np.maximum(2, c_lo)
+    binding = (c_hi >= lo) & (_at(now, c_hi) > deadline)
+    regular = ~binding & ~((c_lo == 1) & (whole <= 2))
+    found: list[IntArray] = []
+    costs: list[FloatArray] = []
+    keep = regular & (c_lo == 1) & (one <= deadline)
+    found.append((base + 1)[keep])
+    costs.append((one + _at(then, whole - 1))[keep])
+    for c, next_price in ((whole - 1, last_token), (whole, rest)):
+        keep = regular & (lo <= c) & (c <= c_hi)
+        found.append((base + c)[keep])
+        costs.append((_at(now, c) + next_price)[keep])
+    # The convex candidates of [lo, min(top, whole − 2)] (`_convex_candidates`).
+    hi = np.minimum(c_hi, whole - 2)
+    curve = now[2] + then[2]
+    base_slope = now[1] - then[1] - 2.0 * then[2] * whole
+    rising = np.where(_RISING, now[3][:, None], 0.0)
+    falling = np.where(_FALLING, then[3][:, None], 0.0)
+    convex = curve > 0.0
+    vertex = -(base_slope[:, None] + rising - falling) / np.where(convex, 2.0 * curve, 1.0)[:, None]
+    near = convex[:, None] & (lo[:, None] - 1 <= vertex) & (vertex <= hi[:, None] + 1)
+    vertex = np.where(near, vertex, 0.0)
+    fixed = [lo, hi, now[4], now[4] + 1, whole - then[4], whole - then[4] - 1]
+    c = np.concatenate(
+        [np.stack(fixed, axis=1), np.floor(vertex).astype(np.int64), np.ceil(vertex)], axis=1
+    ).astype(np.int64)
+    valid = np.concatenate([np.ones((ks.size, len(fixed)), dtype=bool), near, near], axis=1)
+    keep = valid & regular[:, None] & (lo[:, None] <= c) & (c <= hi[:, None])
+    found.append((base[:, None] + c)[keep])
+    costs.append((_at(_column(now), c) + _at(_column(then), whole[:, None] - c))[keep])
+    return np.concatenate(found), np.concatenate(costs), ks[~regular].tolist()
+
+
+_RISING = np.array([False, False, True, True])
+_FALLING = np.array([False, True, False, True])
+"""The four regions of `_convex_candidates`: whether c is past now's kink, h past then's."""

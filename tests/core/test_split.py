@@ -4,16 +4,26 @@ from __future__ import annotations
 
 import math
 
-from hypothesis import given, settings
+import pytest
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from slidingpolicy import LatencyPredictor
+from slidingpolicy.pricing import split as split_module
 from slidingpolicy.pricing.budget import fill_budget
 from slidingpolicy.pricing.queue import PricedQueue
-from slidingpolicy.pricing.split import exact_split, ternary_split, two_step_cost, window_split
+from slidingpolicy.pricing.split import (
+    exact_split,
+    piece_candidates,
+    ternary_split,
+    two_step_cost,
+    vector_candidates,
+    window_split,
+)
 from tests.strategies import predictors
 
-queues = st.lists(st.tuples(st.integers(1, 60), st.integers(0, 80)), min_size=1, max_size=6)
+pieces = st.tuples(st.integers(1, 60), st.integers(0, 80))
+queues = st.lists(pieces, min_size=1, max_size=6)
 
 
 @st.composite
@@ -53,6 +63,63 @@ def test_exact_split_attains_the_exhaustive_minimum(
     assert math.isclose(two_step_cost(fill, b, budget_sum), cost, rel_tol=1e-9, abs_tol=1e-15)
     if max(0, budget_sum - cap) <= best:
         assert max(0, budget_sum - cap) <= b <= min(budget_sum, cap)
+
+
+@st.composite
+def many_piece_cases(draw: st.DrawFn) -> tuple[PricedQueue, int, int, float]:
+    """`split_cases` over queues of up to 24 requests, often alike (a burst of one prompt
+    length), and a seven-feature predictor: what the vectorized candidates serve."""
+    predictor = draw(predictors())
+    decodes = draw(st.lists(st.integers(1, 300), max_size=5))
+    alike = st.tuples(st.integers(1, 70), st.integers(0, 80)).flatmap(
+        lambda one: st.lists(st.just(one), min_size=1, max_size=24)
+    )
+    queue = draw(st.one_of(alike, st.lists(pieces, min_size=1, max_size=24)))
+    fill = PricedQueue.of_lengths(predictor, decodes, [r for r, _ in queue], [u for _, u in queue])
+    budget_sum = draw(st.integers(1, fill.total))
+    cap = draw(st.integers(max(1, (budget_sum + 1) // 2), budget_sum + 5))
+    prices = [fill.price(0, b) for b in range(min(budget_sum, cap) + 1)]
+    deadline = draw(st.one_of(st.sampled_from(prices), st.floats(0.0, 2 * max(prices) + 1e-6)))
+    return fill, budget_sum, cap, deadline
+
+
+@given(many_piece_cases())
+@settings(max_examples=300)
+def test_vector_candidates_are_the_per_piece_candidates_bit_for_bit(
+    case: tuple[PricedQueue, int, int, float],
+) -> None:
+    """The vectorized candidates of the pieces it takes are exactly `piece_candidates`'
+    (same b, same float), so `exact_split` decides the same whichever path it takes."""
+    fill, budget_sum, cap, deadline = case
+    budget_sum = min(budget_sum, 2 * cap)
+    lo_b = max(0, budget_sum - cap)
+    hi_b = min(budget_sum, fill_budget(fill, deadline, cap))
+    if hi_b <= lo_b:
+        return
+    first, last = fill.request_at(max(lo_b, 1)), fill.request_at(hi_b)
+    found, costs, left = vector_candidates(fill, first, last, budget_sum, lo_b, hi_b, deadline)
+    expected = {
+        candidate
+        for k in range(first, last + 1)
+        if k not in left
+        for candidate in piece_candidates(fill, k, budget_sum, lo_b, hi_b, deadline)
+    }
+    assert set(zip(found.tolist(), costs.tolist(), strict=True)) == expected
+
+
+@given(case=many_piece_cases())
+@settings(max_examples=100, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_exact_split_decides_the_same_on_either_path(
+    case: tuple[PricedQueue, int, int, float], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Forcing the vectorized path on every queue, or the per-piece loop, gives one b."""
+    fill, budget_sum, cap, deadline = case
+    with monkeypatch.context() as patch:
+        patch.setattr(split_module, "VECTOR_PIECES", 1)
+        vector = exact_split(fill, budget_sum, cap, deadline)
+        patch.setattr(split_module, "VECTOR_PIECES", 10**9)
+        loop = exact_split(fill, budget_sum, cap, deadline)
+    assert vector == loop
 
 
 @given(split_cases())

@@ -11,6 +11,10 @@ import numpy as np
 FEW_SUBSETS = 64
 """Below this many candidate subsets of the largest size, they are compared one by one."""
 
+TIE = 1e-12
+"""Value sums closer than TIE · max(1, Σ values) are equal (the DP's packed key resolves
+about as finely)."""
+
 
 def max_count(weights: Sequence[int], capacity: int) -> int:
     """The most items whose weights fit in `capacity` (take the lightest first)."""
@@ -35,16 +39,22 @@ def _usable(weights: Sequence[int], items: list[int], capacity: int, m: int) -> 
 def _by_subsets(
     weights: Sequence[int], values: Sequence[float], capacity: int, items: list[int], m: int
 ) -> tuple[int, ...]:
-    """The best m-subset of `items` by (Σ value, Σ weight), comparing every one."""
-    best: tuple[float, int] = (-math.inf, -1)
-    chosen: tuple[int, ...] = ()
-    for subset in itertools.combinations(items, m):
-        weight = sum(weights[i] for i in subset)
-        if weight <= capacity:
-            rank = (sum(values[i] for i in subset), weight)
-            if rank > best:
-                best, chosen = rank, subset
-    return chosen
+    """The best m-subset of `items` by (Σ value, Σ weight), comparing every one: among the
+    subsets whose Σ value is within TIE of the best, the heaviest (then the most valuable).
+
+    Sums of different subsets add their values in different orders, so two equal sums may
+    differ in the last bits; they are one value, and eq. 21's weight must decide."""
+    ranked = [
+        (sum(values[i] for i in subset), sum(weights[i] for i in subset), subset)
+        for subset in itertools.combinations(items, m)
+        if sum(weights[i] for i in subset) <= capacity
+    ]
+    if not ranked:
+        return ()
+    top = max(value for value, _, _ in ranked)
+    floor = top - TIE * max(1.0, sum(values[i] for i in items))
+    tied = [(weight, value, subset) for value, weight, subset in ranked if value >= floor]
+    return max(tied, key=lambda t: (t[0], t[1]))[2]
 
 
 def _by_table(

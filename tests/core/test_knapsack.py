@@ -61,6 +61,16 @@ def test_count_comes_before_value() -> None:
     assert knapsack([60, 50, 50], [100.0, 1.0, 1.0], 100) == (1, 2)
 
 
+def test_sums_equal_but_for_rounding_are_a_tie_that_the_heavier_set_wins() -> None:
+    """Leaving out either 0.001 item gives the same Σv up to the order of the additions (one
+    ulp apart), so eq. 21's weight decides: the set with the 3031-token item."""
+    weights = [1] * 9 + [3031]
+    values = [1 / 64] * 6 + [64.0, 0.001, 64.20747450813282, 0.001]
+    chosen = knapsack(weights, values, 3039)
+    assert len(chosen) == 9
+    assert sum(weights[i] for i in chosen) == 3039
+
+
 def test_everything_that_fits_is_taken() -> None:
     assert knapsack([10, 20, 30], [1.0, 1.0, 1.0], 60) == (0, 1, 2)
 

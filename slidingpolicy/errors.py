@@ -37,3 +37,8 @@ class TraceFormatError(SlidingPolicyError):
 
 class PolicyLabelError(SlidingPolicyError):
     """A policy label that is not ``name`` or ``name[key=value,...]``."""
+
+
+class RayUnavailableError(SlidingPolicyError):
+    """Trials were asked to run on Ray, which is not installed or not reachable at the address
+    given; the message says which, and how to install the extra."""

@@ -22,6 +22,7 @@ from slidingpolicy.cli.options import (
     PoliciesOpt,
     PredictorOpt,
     ProfileOpt,
+    RayOpt,
     RequestsOpt,
     SeedOpt,
     SeedsOpt,
@@ -56,6 +57,7 @@ def capacity(
     start: Annotated[float, typer.Option("--start", help="First rate tried (req/s).")] = 1.0,
     predictor: PredictorOpt = None,
     workers: WorkersOpt = None,
+    ray: RayOpt = None,
     out: OutOpt = Path("results/capacity"),
 ) -> None:
     """Find each policy's capacity: the highest Poisson rate with ≥99% SLO attainment.
@@ -89,6 +91,7 @@ def capacity(
             workers=workers,
             on_done=lambda _: ticker(1),
             on_round=lambda trials: ticker.note(trying(trials)),
+            ray=ray,
         )
     write_json(
         out / "results.json", {"base": base.to_dict(), "capacity": [c.to_dict() for c in found]}

@@ -123,6 +123,16 @@ WorkersOpt = Annotated[
     int | None,
     typer.Option("--workers", min=1, help="Processes to use (default: one per CPU)."),
 ]
+RayOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--ray",
+        metavar="ADDRESS",
+        help="Run the trials on the Ray cluster at ADDRESS instead of local processes: auto "
+        "(this machine's cluster), local (a new Ray instance here), HOST:PORT or "
+        "ray://HOST:PORT. Needs pip install 'slidingpolicy[ray]'; results are the same.",
+    ),
+]
 StrictOpt = Annotated[
     bool,
     typer.Option(

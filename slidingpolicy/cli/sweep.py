@@ -18,6 +18,7 @@ from slidingpolicy.cli.options import (
     PoliciesOpt,
     PredictorOpt,
     ProfileOpt,
+    RayOpt,
     RequestsOpt,
     SeedOpt,
     SloScaleOpt,
@@ -50,6 +51,7 @@ def sweep_command(
     slo_tiers: TiersOpt = False,
     predictor: PredictorOpt = None,
     workers: WorkersOpt = None,
+    ray: RayOpt = None,
     out: OutOpt = Path("results/sweep"),
 ) -> None:
     """Run policies at several request rates; attainment and tail latency per (policy, rate)."""
@@ -74,7 +76,7 @@ def sweep_command(
     )
     base = checked.spec
     with progress("sweep", len(chosen) * len(rate_list)) as ticker:
-        runs = sweep(base, chosen, rate_list, workers, on_done=lambda _: ticker(1))
+        runs = sweep(base, chosen, rate_list, workers, on_done=lambda _: ticker(1), ray=ray)
     write_json(out / "results.json", runs_document(runs))
     write_json(out / "timings.json", timings_document(runs))
     write_csv(out / "sweep.csv", sweep_rows(runs))

@@ -9,24 +9,25 @@ need not be monotone in the rate; the search keeps the lowest failing rate above
 passing one. A trial stops as soon as more requests have missed than 99% allows
 (`EngineOptions.miss_budget`); its recorded attainment is then what it had reached.
 
-Several searches (one per policy or seed) run round by round over one process pool, so both
-cores stay busy until the last search ends. The rates tried never depend on the number of
-workers (k-section with k taken from the worker count did, and so did the answer: 0.8229
-with one worker, 0.8213 with two), so the result is the same on any machine.
+Several searches (one per policy or seed) run round by round over one set of workers (local
+processes or a Ray cluster, `engine.workers`), so every CPU stays busy until the last search
+ends. The rates tried never depend on the number of workers (k-section with k taken from the
+worker count did, and so did the answer: 0.8229 with one worker, 0.8213 with two), so the
+result is the same on any machine and any cluster.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Generator, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Generator, Sequence
 from typing import Any
 
 import attrs
 
 from slidingpolicy import _validate
 from slidingpolicy.engine.metrics import SLO_TARGET
-from slidingpolicy.engine.sweep import RunSpec, RunSummary, WorkerPool, default_workers, run
+from slidingpolicy.engine.sweep import RunSpec, run
+from slidingpolicy.engine.workers import trial_runner
 
 PRECISION = 0.025
 MIN_RATE = 1.0 / 64
@@ -102,15 +103,17 @@ def capacities(
     known: Sequence[Sequence[Trial]] | None = None,
     on_done: Callable[[CapacityResult], None] | None = None,
     on_round: Callable[[list[tuple[str, float]]], None] | None = None,
+    *,
+    ray: str | None = None,
 ) -> list[CapacityResult]:
-    """One capacity search per spec (e.g. one per policy), all over one process pool.
+    """One capacity search per spec (e.g. one per policy), all over one set of workers: the
+    Ray cluster at `ray`, or `workers` local processes (`engine.workers`).
 
     `known[i]` are trials of `bases[i]` already run at full length (same seed and size).
     `on_round` is told the (policy, rate) trials of each round before they run.
     """
     _validate.positive("capacity search", "start", start)
     _validate.positive("capacity search", "precision", precision)
-    count = default_workers() if workers is None else workers
     prior = [list(t) for t in known] if known is not None else [[] for _ in bases]
     searches = [_search(start, precision, target, 1, p) for p in prior]
     trials: list[list[Trial]] = [list(p) for p in prior]
@@ -131,7 +134,7 @@ def capacities(
             if on_done is not None:
                 on_done(found)
 
-    with _pool(count) as pool:
+    with trial_runner(workers, ray) as runner:
         for i in range(len(bases)):
             advance(i, None)
         while pending:
@@ -140,9 +143,7 @@ def capacities(
             if on_round is not None:
                 on_round([(bases[i].label, r) for i, r in jobs])
             todo = [specs[i].with_rate(r) for i, r in jobs]
-            summaries: list[RunSummary] = (
-                list(pool.map(run, todo)) if pool is not None else [run(s) for s in todo]
-            )
+            summaries = runner.map(run, todo)
             got: dict[int, list[float]] = {}
             for (i, r), summary in zip(jobs, summaries, strict=True):
                 trials[i].append((r, summary.metrics.attainment))
@@ -159,31 +160,17 @@ def _stopping_early(base: RunSpec, target: float) -> RunSpec:
     return attrs.evolve(base, options=attrs.evolve(base.options, miss_budget=allowed))
 
 
-@contextmanager
-def _pool(count: int) -> Iterator[WorkerPool | None]:
-    """`count` worker processes (None for one: trials run here), abandoned (killed) if the
-    search fails, shut down in any case."""
-    pool = WorkerPool(count) if count > 1 else None
-    try:
-        yield pool
-    except BaseException:
-        if pool is not None:
-            pool.abandon()
-        raise
-    finally:
-        if pool is not None:
-            pool.shutdown()
-
-
 def capacity_search(
     base: RunSpec,
     start: float = 1.0,
     precision: float = PRECISION,
     target: float = SLO_TARGET,
     workers: int | None = None,
+    *,
+    ray: str | None = None,
 ) -> CapacityResult:
-    """The capacity of one spec (module docstring); k-section over `workers` processes."""
-    return capacities([base], start, precision, target, workers)[0]
+    """The capacity of one spec (module docstring), its trials run as `capacities` runs them."""
+    return capacities([base], start, precision, target, workers, ray=ray)[0]
 
 
 @attrs.frozen(slots=True)

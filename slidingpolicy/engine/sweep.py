@@ -1,4 +1,5 @@
-"""Runs by specification: what to simulate, as a picklable record, and a process pool to run many.
+"""Runs by specification: what to simulate, as a picklable record, and `run_many` to run many
+wherever trials run (`engine.workers`: here, local processes or a Ray cluster).
 
 A `RunSpec` names everything a run needs (policy, hardware, workload, arrivals, seed, engine
 options), so a worker process rebuilds the run from it alone and the run is reproducible from
@@ -9,12 +10,8 @@ its seed: the workload's lengths and arrivals come from `seed`, the hardware's n
 from __future__ import annotations
 
 import math
-import os
-import signal
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
-from types import TracebackType
 from typing import Any
 
 import attrs
@@ -23,6 +20,7 @@ from slidingpolicy import _validate
 from slidingpolicy.engine.calibration import predictor_for
 from slidingpolicy.engine.metrics import Metrics
 from slidingpolicy.engine.simulator import EngineOptions, EngineStats, simulate
+from slidingpolicy.engine.workers import default_workers, trial_runner
 from slidingpolicy.errors import InvalidRecordError
 from slidingpolicy.hardware import HardwareModel, build_hardware
 from slidingpolicy.hardware.build import DEFAULT_NOISE_SIGMA
@@ -195,67 +193,19 @@ def run(spec: RunSpec) -> RunSummary:
     )
 
 
-def _ignore_interrupts() -> None:
-    """Leave Ctrl-C to the parent process, which stops the pool (`WorkerPool`)."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-
-
-class WorkerPool(ProcessPoolExecutor):
-    """A process pool whose workers ignore Ctrl-C; on an exception (Ctrl-C included) leaving
-    its `with` block, or on `abandon`, queued runs are cancelled and workers stopped at once."""
-
-    def __init__(self, workers: int) -> None:
-        super().__init__(max_workers=workers, initializer=_ignore_interrupts)
-
-    def abandon(self) -> None:
-        """Cancel what has not started and terminate the workers."""
-        processes = list((self._processes or {}).values())
-        self.shutdown(wait=False, cancel_futures=True)
-        for process in processes:
-            process.terminate()
-
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        error: BaseException | None,
-        trace: TracebackType | None,
-    ) -> bool | None:
-        if kind is not None:
-            self.abandon()
-            return None
-        return super().__exit__(kind, error, trace)
-
-
-def default_workers() -> int:
-    """Both cores here: one worker per CPU this process may use."""
-    return max(1, len(os.sched_getaffinity(0)))
-
-
 def run_many(
     specs: Sequence[RunSpec],
     workers: int | None = None,
     on_done: Callable[[RunSummary], None] | None = None,
+    *,
+    ray: str | None = None,
 ) -> list[RunSummary]:
-    """Run every spec (in a process pool when workers > 1); results in the order of `specs`."""
-    count = default_workers() if workers is None else workers
-    if count <= 1 or len(specs) <= 1:
-        results = []
-        for spec in specs:
-            result = run(spec)
-            if on_done is not None:
-                on_done(result)
-            results.append(result)
-        return results
-    with WorkerPool(min(count, len(specs))) as pool:
-        futures = [pool.submit(run, spec) for spec in specs]
-        if on_done is not None:
-            for future in futures:
-                future.add_done_callback(
-                    lambda f: (
-                        on_done(f.result()) if not f.cancelled() and f.exception() is None else None
-                    )
-                )
-        return [future.result() for future in futures]
+    """Run every spec, on the Ray cluster at `ray` or in `workers` local processes
+    (`engine.workers`); results in the order of `specs`, the same wherever they ran."""
+    if ray is None:
+        workers = min(default_workers() if workers is None else workers, len(specs))
+    with trial_runner(workers, ray) as runner:
+        return runner.map(run, specs, on_done)
 
 
 def sweep(
@@ -264,8 +214,10 @@ def sweep(
     rates: Sequence[float],
     workers: int | None = None,
     on_done: Callable[[RunSummary], None] | None = None,
+    *,
+    ray: str | None = None,
 ) -> list[RunSummary]:
     """Every policy (a label, `policies.labels`) at every Poisson rate, same seed (same lengths
     at every rate)."""
     specs = [base.with_policy(p).with_rate(r) for p in policies for r in rates]
-    return run_many(specs, workers, on_done)
+    return run_many(specs, workers, on_done, ray=ray)

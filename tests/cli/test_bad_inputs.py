@@ -6,6 +6,7 @@ traceback, and a message that says what is wrong.
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import NamedTuple
 
@@ -53,6 +54,11 @@ CASES = [
     Case("slo scale NaN", ["simulate", "--slo-scale", "nan"], "slo_scale"),
     Case("workers 0", ["sweep", "--workers", "0"], "--workers"),
     Case("workers -1", ["capacity", "--workers", "-1"], "--workers"),
+    Case(
+        "workers with ray",
+        ["capacity", "--workers", "2", "--ray", "auto", "-n", "5", "-o", "{dir}"],
+        "give one or the other",
+    ),
     Case("capacity start 0", ["capacity", "--start", "0"], "--start"),
     Case("capacity start NaN", ["capacity", "--start", "nan"], "--start"),
     Case("profile 0 samples", ["profile", "--samples", "0"], "--samples"),
@@ -263,6 +269,19 @@ def test_the_table_is_large_and_distinct() -> None:
     assert len({(tuple(c.args), c.content) for c in CASES}) == len(CASES)
 
 
+def _one_line_error(args: list[str], capsys: pytest.CaptureFixture[str]) -> str:
+    """`slidingpolicy ARGS` exits with code 2 and one line on stderr, no traceback: that line."""
+    with pytest.raises(SystemExit) as done:
+        main(args)
+    captured = capsys.readouterr()
+    assert "Traceback" not in captured.out + captured.err
+    assert done.value.code == 2, captured
+    lines = captured.err.strip().splitlines()
+    assert len(lines) == 1, captured.err
+    assert lines[0].startswith("slidingpolicy: error: ")
+    return lines[0]
+
+
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 def test_bad_input_is_one_line_exit_2_and_no_traceback(
     case: Case, tmp_path: Path, capsys: pytest.CaptureFixture[str]
@@ -273,12 +292,35 @@ def test_bad_input_is_one_line_exit_2_and_no_traceback(
     folder = tmp_path / "folder"
     folder.mkdir()
     args = [a.replace("{file}", str(file)).replace("{dir}", str(folder)) for a in case.args]
-    with pytest.raises(SystemExit) as done:
-        main(args)
-    captured = capsys.readouterr()
-    assert "Traceback" not in captured.out + captured.err
-    assert done.value.code == 2, captured
-    lines = captured.err.strip().splitlines()
-    assert len(lines) == 1, captured.err
-    assert lines[0].startswith("slidingpolicy: error: ")
-    assert case.needle in lines[0]
+    assert case.needle in _one_line_error(args, capsys)
+
+
+@pytest.mark.parametrize("command", ["capacity", "sweep"])
+def test_ray_missing_is_one_line_naming_the_extra(
+    command: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.setitem(sys.modules, "ray", None)
+    line = _one_line_error([command, "--ray", "auto", "-n", "5", "-o", str(tmp_path)], capsys)
+    assert "Ray is not installed" in line
+    assert "pip install 'slidingpolicy[ray]'" in line
+
+
+@pytest.mark.parametrize(
+    ("address", "needle"),
+    [
+        ("", "give an address"),
+        ("nonsense", "Invalid address format"),
+        ("127.0.0.1:1", "nothing answers there"),
+        ("ray://127.0.0.1:1", "nothing answers there"),
+    ],
+)
+def test_a_bad_ray_address_is_one_line(
+    address: str, needle: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pytest.importorskip("ray", reason="Ray is an optional extra: slidingpolicy[ray]")
+    line = _one_line_error(["capacity", "--ray", address, "-n", "5", "-o", str(tmp_path)], capsys)
+    assert f"Ray cluster {address!r}" in line
+    assert needle in line

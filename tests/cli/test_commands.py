@@ -163,6 +163,34 @@ def test_capacity_writes_results_json_and_explains_its_columns(
     assert "8 requests per trial" in text
 
 
+def test_capacity_on_ray_writes_what_local_processes_write(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--ray local` starts a Ray instance for the search, runs its trials there, shuts it
+    down after, and writes the same results, byte for byte, as two local processes."""
+    ray = pytest.importorskip("ray", reason="Ray is an optional extra: slidingpolicy[ray]")
+    from slidingpolicy.engine import workers
+
+    on_ray: list[int] = []
+    ray_map = workers._RayTasks.map
+
+    def counted(self: Any, fn: Any, items: Any, on_done: Any = None) -> Any:
+        on_ray.append(len(items))
+        return ray_map(self, fn, items, on_done)
+
+    monkeypatch.setattr(workers._RayTasks, "map", counted)
+    args = ["capacity", "-p", "sarathi,qoserve", "-n", "60", "--seeds", "1"]
+    outputs = {}
+    for where in (["--ray", "local"], ["--workers", "2"]):
+        out = tmp_path / where[0].strip("-")
+        code, _, err = _run([*args, *where, "-o", str(out)], capsys)
+        assert code == 0, err
+        outputs[where[0]] = [(out / f).read_bytes() for f in ("results.json", "capacity.csv")]
+    assert outputs["--ray"] == outputs["--workers"]
+    assert on_ray, "the trials ran on Ray"
+    assert not ray.is_initialized(), "the instance it started is shut down"
+
+
 def test_fit_on_few_samples_warns_instead_of_printing_nan(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from slidingpolicy.cli.options import WorkersOpt, writable_folder
+from slidingpolicy.cli.options import RayOpt, WorkersOpt, writable_folder
 from slidingpolicy.cli.output import console, progress
 
 
@@ -25,6 +25,7 @@ def reproduce(
         Path, typer.Option("--out", "-o", help="Folder for the report, its figures and raw data.")
     ] = Path("results/reproduce"),
     workers: WorkersOpt = None,
+    ray: RayOpt = None,
 ) -> None:
     """Regenerate every result the note reports: capacity (Fig. 4), violations against load
     (Fig. 5), a transient overload (Fig. 6), the ablation (Table 4), predictor accuracy
@@ -35,5 +36,5 @@ def reproduce(
 
     writable_folder(out)
     started = time.perf_counter()
-    path = run_all(QUICK if quick else FULL, out, progress, workers)
+    path = run_all(QUICK if quick else FULL, out, progress, workers, ray)
     console.print(f"report in {path} — {(time.perf_counter() - started) / 60:.1f} min")

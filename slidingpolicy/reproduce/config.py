@@ -122,6 +122,10 @@ class ReproConfig:
         _validate.integer("reproduce config", "seeds", self.seeds, 1)
         keys = {s.key for s in self.settings}
         for field in ("ablation_cases", "window_cases", "load_cases", "burst_cases"):
+            if not getattr(self, field):
+                raise _validate.fail(
+                    "reproduce config", field, "names no case (the report needs one)"
+                )
             for key, dataset in getattr(self, field):
                 if key not in keys or dataset not in DATASETS:
                     raise _validate.fail(

@@ -17,15 +17,8 @@ import numpy as np
 from slidingpolicy.engine.capacity import capacities
 from slidingpolicy.engine.profiling import profile
 from slidingpolicy.engine.simulator import simulate
-from slidingpolicy.engine.sweep import (
-    HardwareSpec,
-    RunSpec,
-    WorkerPool,
-    WorkloadSpec,
-    default_workers,
-    predictor_of,
-    run_many,
-)
+from slidingpolicy.engine.sweep import HardwareSpec, RunSpec, WorkloadSpec, predictor_of, run_many
+from slidingpolicy.engine.workers import trial_runner
 from slidingpolicy.policies import by_name
 from slidingpolicy.pricing import evaluate, fit_predictor
 from slidingpolicy.reproduce.config import (
@@ -87,7 +80,9 @@ def base_spec(config: ReproConfig, setting: Setting, dataset: str, requests: int
     return RunSpec(UNIT_POLICY, setting.hardware, WorkloadSpec(dataset, requests))
 
 
-def capacity_rows(config: ReproConfig, bar: Bar, workers: int | None) -> list[Row]:
+def capacity_rows(
+    config: ReproConfig, bar: Bar, workers: int | None, ray: str | None = None
+) -> list[Row]:
     """Fig. 4, Table 4 and the window study: the capacity of every label on every case and
     seed, all searches over one pool."""
     cases: list[tuple[str, str]] = []
@@ -99,7 +94,7 @@ def capacity_rows(config: ReproConfig, bar: Bar, workers: int | None) -> list[Ro
                 cases.append((setting.key, dataset))
                 bases.append(attrs.evolve(base.with_policy(label), seed=seed))
     with bar("capacity searches", len(bases)) as tick:
-        found = capacities(bases, workers=workers, on_done=lambda _: tick(1))
+        found = capacities(bases, workers=workers, on_done=lambda _: tick(1), ray=ray)
     by_spec = {(r.policy, r.seed, i): r for i, r in enumerate(found)}
     rows = []
     for i, ((key, dataset), spec) in enumerate(zip(cases, bases, strict=True)):
@@ -130,7 +125,11 @@ def mean_capacity(rows: Sequence[Row], key: str, dataset: str, policy: str) -> f
 
 
 def load_rows(
-    config: ReproConfig, capacity: Sequence[Row], bar: Bar, workers: int | None
+    config: ReproConfig,
+    capacity: Sequence[Row],
+    bar: Bar,
+    workers: int | None,
+    ray: str | None = None,
 ) -> list[Row]:
     """Fig. 5: violation rate and tail latencies against load, up to 2× the unit capacity."""
     labels: list[tuple[str, str, float]] = []
@@ -146,7 +145,7 @@ def load_rows(
                         attrs.evolve(base.with_policy(policy).with_rate(load * unit), seed=seed)
                     )
     with bar("load curves", len(specs)) as tick:
-        runs = run_many(specs, workers, on_done=lambda _: tick(1))
+        runs = run_many(specs, workers, on_done=lambda _: tick(1), ray=ray)
     rows = []
     for (key, dataset, load), summary in zip(labels, runs, strict=True):
         m = summary.metrics
@@ -190,7 +189,11 @@ def burst_trial(job: tuple[RunSpec, float, float]) -> list[list[int]]:
 
 
 def burst_rows(
-    config: ReproConfig, capacity: Sequence[Row], bar: Bar, workers: int | None
+    config: ReproConfig,
+    capacity: Sequence[Row],
+    bar: Bar,
+    workers: int | None,
+    ray: str | None = None,
 ) -> list[Row]:
     """Fig. 6: violations over time through a burst above capacity and back."""
     jobs: list[tuple[RunSpec, float, float]] = []
@@ -204,7 +207,7 @@ def burst_rows(
                 spec = attrs.evolve(base.with_policy(policy), seed=seed)
                 jobs.append((spec, config.burst.bin, config.burst.end))
     with bar("transient overload", len(jobs)) as tick:
-        binned = parallel_map(burst_trial, jobs, workers, tick)
+        binned = parallel_map(burst_trial, jobs, workers, tick, ray)
     return [
         {
             "setting": key,
@@ -237,15 +240,18 @@ def predictor_trial(hardware: HardwareSpec, samples: int) -> list[Row]:
     ]
 
 
-def _predictor_job(job: tuple[HardwareSpec, int]) -> list[Row]:
+def predictor_job(job: tuple[HardwareSpec, int]) -> list[Row]:
+    """`predictor_trial` of one (hardware, samples) pair, for a trial runner's map."""
     return predictor_trial(*job)
 
 
-def predictor_rows(config: ReproConfig, bar: Bar, workers: int | None) -> list[Row]:
+def predictor_rows(
+    config: ReproConfig, bar: Bar, workers: int | None, ray: str | None = None
+) -> list[Row]:
     """Table 5 on every hardware model of `PREDICTOR_HARDWARE`."""
     jobs = [(h, config.predictor_samples) for h in PREDICTOR_HARDWARE]
     with bar("predictor accuracy", len(jobs)) as tick:
-        found = parallel_map(_predictor_job, jobs, workers, tick)
+        found = parallel_map(predictor_job, jobs, workers, tick, ray)
     return [row for rows in found for row in rows]
 
 
@@ -281,16 +287,12 @@ def decision_cost(config: ReproConfig, capacity: Sequence[Row], bar: Bar) -> lis
 
 
 def parallel_map(
-    function: Callable[[Any], Any], jobs: Sequence[Any], workers: int | None, tick: Tick
+    function: Callable[[Any], Any],
+    jobs: Sequence[Any],
+    workers: int | None,
+    tick: Tick,
+    ray: str | None = None,
 ) -> list[Any]:
-    """`function` over `jobs` on `workers` local processes (here for one), in order."""
-    count = default_workers() if workers is None else workers
-    if count <= 1 or len(jobs) <= 1:
-        return [_ticked(function(job), tick) for job in jobs]
-    with WorkerPool(min(count, len(jobs))) as pool:
-        return [_ticked(result, tick) for result in pool.map(function, jobs)]
-
-
-def _ticked(value: Any, tick: Tick) -> Any:
-    tick(1)
-    return value
+    """`function` over `jobs`, in order, where `trial_runner` runs trials."""
+    with trial_runner(workers, ray) as runner:
+        return runner.map(function, jobs, on_done=lambda _: tick(1))

@@ -10,6 +10,7 @@ from typing import Any
 
 from slidingpolicy._io import write_text
 from slidingpolicy.engine.results import write_json
+from slidingpolicy.engine.workers import cluster
 from slidingpolicy.reproduce.config import ReproConfig
 from slidingpolicy.reproduce.experiments import (
     Bar,
@@ -27,17 +28,26 @@ RESULTS = "results.json"
 TIMINGS = "timings.json"
 
 
-def reproduce(config: ReproConfig, out: Path, bar: Bar, workers: int | None = None) -> Path:
-    """Every experiment of `config`, then `write_report`; the report's path."""
+def reproduce(
+    config: ReproConfig,
+    out: Path,
+    bar: Bar,
+    workers: int | None = None,
+    ray: str | None = None,
+) -> Path:
+    """Every experiment of `config` (trials on local processes, or on the Ray cluster at
+    `ray`: the same results), then `write_report`; the report's path. The CPU cost is timed
+    here, in this process, whatever `ray` says."""
     started = time.perf_counter()
-    capacity = capacity_rows(config, bar, workers)
-    results: dict[str, Any] = {
-        "config": config.to_dict(),
-        "capacity": capacity,
-        "load": load_rows(config, capacity, bar, workers),
-        "burst": burst_rows(config, capacity, bar, workers),
-        "predictor": predictor_rows(config, bar, workers),
-    }
+    with cluster(ray) as address:
+        capacity = capacity_rows(config, bar, workers, address)
+        results: dict[str, Any] = {
+            "config": config.to_dict(),
+            "capacity": capacity,
+            "load": load_rows(config, capacity, bar, workers, address),
+            "burst": burst_rows(config, capacity, bar, workers, address),
+            "predictor": predictor_rows(config, bar, workers, address),
+        }
     cost = decision_cost(config, capacity, bar)
     timings = {"cost": cost, "wall_seconds": time.perf_counter() - started}
     write_json(out / RESULTS, results)

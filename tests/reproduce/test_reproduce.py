@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 from slidingpolicy.engine.capacity import capacity_search
 from slidingpolicy.engine.simulator import simulate
 from slidingpolicy.engine.sweep import predictor_of, run
+from slidingpolicy.engine.workers import cluster
 from slidingpolicy.errors import InvalidRecordError
 from slidingpolicy.policies import by_name
 from slidingpolicy.reproduce import QUICK, write_report
@@ -33,6 +34,8 @@ from slidingpolicy.reproduce.experiments import (
     burst_trial,
     capacity_labels,
     mean_capacity,
+    parallel_map,
+    predictor_job,
     predictor_trial,
 )
 from slidingpolicy.reproduce.report import Capacities, render
@@ -158,6 +161,8 @@ def test_a_config_naming_an_unknown_case_is_refused() -> None:
         attrs.evolve(QUICK, load_cases=(("no such setting", "mixed-v1"),))
     with pytest.raises(InvalidRecordError, match="burst_cases"):
         attrs.evolve(QUICK, burst_cases=((PAPER_SETTINGS[0].key, "no-such-data"),))
+    with pytest.raises(InvalidRecordError, match="window_cases"):
+        attrs.evolve(QUICK, window_cases=())
     with pytest.raises(InvalidRecordError, match="seeds"):
         attrs.evolve(QUICK, seeds=0)
 
@@ -189,8 +194,6 @@ def _results(gain: dict[str, float]) -> dict[str, Any]:
         settings=PAPER_SETTINGS[:1],
         ablation_cases=((PAPER_SETTINGS[0].key, "mixed-v1"),),
         window_cases=((PAPER_SETTINGS[0].key, "mixed-v1"),),
-        load_cases=(),
-        burst_cases=(),
     )
     key = PAPER_SETTINGS[0].key
     rows = []
@@ -236,3 +239,30 @@ def test_the_readmes_first_screen_shows_the_reports_headline_and_a_figure() -> N
     first_screen = readme[: readme.index("## Quick start")]
     assert headline(results) in first_screen
     assert "](docs/report/capacity.png)" in first_screen
+
+
+def _no_tick(_: int) -> None:
+    return None
+
+
+def test_the_reports_own_trials_on_ray_equal_the_local_ones() -> None:
+    """Fig. 6's and Table 5's trials through one connection (`cluster`), as `reproduce` runs
+    them with --ray; capacity and load trials on Ray are tests/engine/test_workers.py's."""
+    ray = pytest.importorskip("ray", reason="Ray is an optional extra: slidingpolicy[ray]")
+    base = burst_spec(QUICK, PAPER_SETTINGS[0], "mixed-v1", 0.5)
+    base = attrs.evolve(base, workload=attrs.evolve(base.workload, requests=60))
+    bursts = [(base.with_policy(p), 20.0, 100.0) for p in ("sarathi-edf", "slidingserve+")]
+    fits = [(PREDICTOR_HARDWARE[0], 200)]
+    local = (
+        parallel_map(burst_trial, bursts, 2, _no_tick),
+        parallel_map(predictor_job, fits, 2, _no_tick),
+    )
+    with cluster("local") as address:
+        assert address is not None
+        remote = (
+            parallel_map(burst_trial, bursts, None, _no_tick, address),
+            parallel_map(predictor_job, fits, None, _no_tick, address),
+        )
+        assert ray.get_runtime_context().gcs_address == address
+    assert not ray.is_initialized()
+    assert remote == local

@@ -11,6 +11,17 @@ from slidingpolicy.pricing.budget import fill_budget, largest_within
 from slidingpolicy.pricing.features import DECODE, MIXED, PREFILL, FloatArray, IntArray
 from slidingpolicy.pricing.queue import Piece, PricedQueue, TiledPiece
 
+TIE = 1e-12
+"""Costs within this fraction of the least are equal, and the larger b wins (no deferral,
+docs/decisions.md): the closed forms and the full price round differently, and one rounding
+step must not decide between costs that are equal in exact arithmetic."""
+
+
+def largest_least(bs: Sequence[int], costs: Sequence[float]) -> int:
+    """The largest b whose cost is within TIE of the least."""
+    least = min(costs)
+    return max(b for b, cost in zip(bs, costs, strict=True) if cost <= least + TIE * abs(least))
+
 
 def two_step_cost(fill: PricedQueue, b: int, budget_sum: int) -> float:
     """T̂₁(b) + T̂₂(B_Σ − b): this iteration runs stream [0, b), the next one [b, B_Σ)."""
@@ -72,9 +83,9 @@ def exact_split(fill: PricedQueue, budget_sum: int, cap: int, deadline: float) -
     piece the cost is convex in the chunk away from 1-token chunks (proofs/split.md), so
     each piece contributes a few candidates priced by its closed forms, and its special
     points (a 1-token chunk in either iteration, or nothing left for the next) priced in
-    full where no closed form covers them. Ties go to the larger b. When no b in range meets
-    the deadline, the largest feasible b below the range is returned (the receding-horizon
-    clamp).
+    full where no closed form covers them. Costs within TIE are equal, and the larger b wins.
+    When no b in range meets the deadline, the largest feasible b below the range is returned
+    (the receding-horizon clamp).
     """
     budget_sum = min(budget_sum, 2 * cap)
     lo_b = max(0, budget_sum - cap)
@@ -98,8 +109,7 @@ def exact_split(fill: PricedQueue, budget_sum: int, cap: int, deadline: float) -
             costs.append(cost)
     if not bs:
         return fill_budget(fill, deadline, lo_b)
-    least = min(costs)
-    return max(b for b, cost in zip(bs, costs, strict=True) if cost == least)
+    return largest_least(bs, costs)
 
 
 def piece_candidates(
@@ -157,7 +167,8 @@ def ternary_split(fill: PricedQueue, budget_sum: int, cap: int, deadline: float)
             lo = lo + third + 1
         else:
             hi = hi - third
-    best = min(range(lo, hi + 1), key=lambda b: (cost(b), -b))
+    last = range(lo, hi + 1)
+    best = largest_least(last, [cost(b) for b in last])
     if best == 0 or fill.prefix(best) <= deadline:
         return best
     return fill_budget(fill, deadline, best)
@@ -178,8 +189,8 @@ def window_split(fill: PricedQueue, budget_sum: int, cap: int, deadline: float, 
     feasible = (first <= deadline) | (b == 0)
     if not feasible.any():
         return fill_budget(fill, deadline, lo_b)
-    cost[~feasible] = np.inf
-    best = np.flatnonzero(cost == cost.min())
+    least = cost[feasible].min()
+    best = np.flatnonzero(feasible & (cost <= least + TIE * abs(least)))
     return int(b[best[-1]])
 
 

@@ -80,9 +80,25 @@ def grid_linear_models(draw: st.DrawFn, tiled: bool) -> LinearModel:
 
 
 @st.composite
+def repeated_fill_cases(draw: st.DrawFn) -> FillCase:
+    """A queue of up to three runs of alike requests (a burst of one prompt length), each of
+    1–8 requests (where `split.repeated_pieces` skips pieces)."""
+    runs = draw(
+        st.lists(
+            st.tuples(remainders, st.integers(0, 300), st.integers(1, 8)), min_size=1, max_size=3
+        )
+    )
+    remaining = [r for r, _, n in runs for _ in range(n)]
+    contexts = [u for _, u, n in runs for _ in range(n)]
+    decodes = draw(st.lists(st.integers(1, 3000), max_size=4))
+    return FillCase(draw(predictors()), decodes, remaining, contexts)
+
+
+@st.composite
 def grid_fill_cases(draw: st.DrawFn) -> FillCase:
-    """`fill_cases` under a predictor of grid weights (`grid_linear_models`)."""
-    case = draw(fill_cases())
+    """`fill_cases` or `repeated_fill_cases` under a predictor of grid weights
+    (`grid_linear_models`)."""
+    case = draw(st.one_of(fill_cases(), repeated_fill_cases()))
     tile = draw(st.sampled_from([None, None, 2, 5, 16, 128]))
     models = [draw(grid_linear_models(tiled=tile is not None)) for _ in range(4)]
     decode, prefill, mixed, fallback = models

@@ -22,8 +22,7 @@ import attrs
 import numpy as np
 import pytest
 
-from slidingpolicy import by_name
-from slidingpolicy.engine.profiling import default_predictor
+from slidingpolicy import by_name, default_predictor
 from slidingpolicy.engine.simulator import EngineOptions, simulate
 from slidingpolicy.hardware import default_hardware
 from slidingpolicy.policies import names

@@ -28,9 +28,8 @@ from typing import Any
 import attrs
 import numpy as np
 
-from slidingpolicy import CandidateQueue, Policy, Request, SchedulerState
+from slidingpolicy import CandidateQueue, Policy, Request, SchedulerState, default_predictor
 from slidingpolicy.engine import EngineOptions, simulate
-from slidingpolicy.engine.profiling import default_predictor
 from slidingpolicy.hardware import build_hardware
 from slidingpolicy.policies import by_name, names
 from slidingpolicy.records.plan import BatchPlan

@@ -27,8 +27,8 @@ ANCHOR = ("a100-80g", "llama3-8b", 1, "arxiv", 1.0)
 
 def child(args: argparse.Namespace) -> None:
     """Run one case in this process and print what it simulated as JSON."""
+    from slidingpolicy import default_predictor
     from slidingpolicy.engine import EngineOptions, simulate
-    from slidingpolicy.engine.profiling import default_predictor
     from slidingpolicy.hardware import build_hardware
     from slidingpolicy.policies import by_name
     from slidingpolicy.workloads import Poisson, make_workload

@@ -7,7 +7,7 @@ from collections.abc import Iterable
 import attrs
 from hypothesis import strategies as st
 
-from slidingpolicy.pricing.model import LatencyPredictor
+from slidingpolicy.pricing.model import LatencyPredictor, LinearModel
 from slidingpolicy.pricing.queue import PricedQueue
 from tests.strategies import predictors
 
@@ -63,3 +63,44 @@ def targets(draw: st.DrawFn, case: FillCase, limit: int) -> float:
     if draw(st.booleans()):
         return float(prices[draw(st.integers(0, limit))])
     return draw(st.floats(0.0, 1.2)) * float(prices.max())
+
+
+GRID = (1e-10, 1e-9, 1e-8, 1e-5, 1e-8, 1e-5, 1e-6, 1e-4)
+"""Steps of the weights x1..x8 of `grid_predictors`: all multiples of 1e-10 s."""
+
+
+@st.composite
+def grid_linear_models(draw: st.DrawFn, tiled: bool) -> LinearModel:
+    """A model whose intercept and weights are whole multiples of 1e-10 s: two costs of
+    eq. 6 are then equal in exact arithmetic or at least 1e-10 s apart, far beyond
+    rounding, so a cost within `split.TIE` of another is a real tie."""
+    steps = GRID if tiled else GRID[:7]
+    weights = tuple(draw(st.integers(0, 30)) * step for step in steps)
+    return LinearModel(draw(st.integers(0, 200)) * 1e-4, weights)
+
+
+@st.composite
+def repeated_fill_cases(draw: st.DrawFn) -> FillCase:
+    """A queue of up to three runs of alike requests (a burst of one prompt length), each of
+    1–8 requests (where `split.repeated_pieces` skips pieces)."""
+    runs = draw(
+        st.lists(
+            st.tuples(remainders, st.integers(0, 300), st.integers(1, 8)), min_size=1, max_size=3
+        )
+    )
+    remaining = [r for r, _, n in runs for _ in range(n)]
+    contexts = [u for _, u, n in runs for _ in range(n)]
+    decodes = draw(st.lists(st.integers(1, 3000), max_size=4))
+    return FillCase(draw(predictors()), decodes, remaining, contexts)
+
+
+@st.composite
+def grid_fill_cases(draw: st.DrawFn) -> FillCase:
+    """`fill_cases` or `repeated_fill_cases` under a predictor of grid weights
+    (`grid_linear_models`)."""
+    case = draw(st.one_of(fill_cases(), repeated_fill_cases()))
+    tile = draw(st.sampled_from([None, None, 2, 5, 16, 128]))
+    models = [draw(grid_linear_models(tiled=tile is not None)) for _ in range(4)]
+    decode, prefill, mixed, fallback = models
+    predictor = LatencyPredictor(decode, prefill, mixed, fallback=fallback, tile=tile)
+    return attrs.evolve(case, predictor=predictor)

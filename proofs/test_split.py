@@ -8,23 +8,25 @@ import math
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from proofs.cases import FillCase, fill_cases, targets
-from proofs.split_oracle import TOLERANCE, judge_split, split_range
+from proofs.cases import FillCase, fill_cases, grid_fill_cases, targets
+from proofs.split_oracle import TOLERANCE, feasible, judge_split, split_range
 from slidingpolicy.pricing.model import LatencyPredictor, LinearModel
-from slidingpolicy.pricing.split import exact_split, ternary_split, two_step_cost
+from slidingpolicy.pricing.split import TIE, exact_split, ternary_split, two_step_cost
 from tests.strategies import predictors
 
 EXACT_CASES = 400
+TIE_CASES = 300
 CONVEX_CASES = 200
 
 Problem = tuple[FillCase, int, int, float]
 
 
 @st.composite
-def problems(draw: st.DrawFn) -> Problem:
+def problems(draw: st.DrawFn, grid: bool = False) -> Problem:
     """A fill, B_Σ ≤ Σr, a cap with B_Σ ≤ 2·cap (as the chunker's B_Σ always is), and a
-    deadline: none, or a fraction or exact value of T̂₁ over the range."""
-    case = draw(fill_cases())
+    deadline: none, or a fraction or exact value of T̂₁ over the range. With `grid`, the
+    predictor's weights lie on a grid (`cases.grid_linear_models`), where ties are exact."""
+    case = draw(grid_fill_cases() if grid else fill_cases())
     budget_sum = draw(st.integers(0, case.total))
     cap = draw(st.integers(max(1, (budget_sum + 1) // 2), budget_sum + 8))
     top = min(budget_sum, cap)
@@ -41,6 +43,25 @@ def test_exact_split_equals_exhaustive_scan(problem: Problem) -> None:
     fill = case.fill()
     found = exact_split(fill, budget_sum, cap, deadline)
     assert judge_split(fill, found, budget_sum, cap, deadline) is None
+
+
+@settings(max_examples=TIE_CASES, deadline=None)
+@given(problems(grid=True))
+def test_exact_split_takes_the_largest_of_equal_costs(problem: Problem) -> None:
+    """No deferral (docs/decisions.md): no feasible b' > b in range costs at most
+    cost(b)·(1 + TIE), on 300 grid-weight cases where costs equal in exact arithmetic
+    differ only by rounding. Exact float comparison fails this (tests/core/
+    test_worked_example.py::test_step_6 is one such plateau)."""
+    case, budget_sum, cap, deadline = problem
+    fill = case.fill()
+    found = exact_split(fill, budget_sum, cap, deadline)
+    assert judge_split(fill, found, budget_sum, cap, deadline) is None
+    if found not in split_range(budget_sum, cap):
+        return
+    cost = two_step_cost(fill, found, budget_sum)
+    for later in range(found + 1, min(budget_sum, cap) + 1):
+        if feasible(fill, later, deadline):
+            assert two_step_cost(fill, later, budget_sum) > cost + TIE * cost, later
 
 
 @st.composite

@@ -22,6 +22,7 @@ from slidingpolicy.policies import (
 from slidingpolicy.policy import DecodeRunObserver, Policy
 from slidingpolicy.pricing import LatencyPredictor, LinearModel
 from slidingpolicy.pricing.budget import time_to_budget
+from slidingpolicy.pricing.defaults import default_predictor
 from slidingpolicy.pricing.queue import PricedQueue
 from slidingpolicy.records.candidates import CandidateQueue
 from slidingpolicy.records.config import SlidingConfig
@@ -60,6 +61,7 @@ __all__ = [
     "by_name",
     "check_plan",
     "construct_batch",
+    "default_predictor",
     "names",
     "sliding_chunk",
     "sort_candidates",

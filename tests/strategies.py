@@ -124,6 +124,6 @@ def pressed_states(draw: st.DrawFn) -> SchedulerState:
 
 def realistic_predictors() -> st.SearchStrategy[LatencyPredictor]:
     """The packaged default predictor (qwen2.5-7b on 2× rtx3090), as a strategy."""
-    from slidingpolicy.engine.profiling import default_predictor
+    from slidingpolicy import default_predictor
 
     return st.just(default_predictor())

@@ -295,9 +295,9 @@ def run_spec(
 def parse_policies(value: str) -> list[str]:
     """The policies of a --policy value: comma-separated labels (a name, or
     name[key=value,...] with its options), or 'all'; each checked by building it."""
-    from slidingpolicy.engine.profiling import default_predictor
     from slidingpolicy.policies import by_name, names
     from slidingpolicy.policies.labels import label, parse_label, split_labels
+    from slidingpolicy.pricing.defaults import default_predictor
 
     chosen = list(names()) if value == "all" else split_labels(value)
     if not chosen:

@@ -41,12 +41,12 @@ from slidingpolicy.engine.profiling import (
     DEFAULT_PROFILES,
     DEFAULT_SAMPLES,
     DEFAULT_SEED,
-    default_predictor,
     profile,
 )
 from slidingpolicy.errors import SlidingPolicyError
 from slidingpolicy.hardware import HardwareModel
 from slidingpolicy.pricing import LatencyPredictor
+from slidingpolicy.pricing.defaults import default_predictor
 from slidingpolicy.pricing.fit import fit_predictor
 
 if TYPE_CHECKING:

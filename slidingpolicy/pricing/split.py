@@ -11,6 +11,17 @@ from slidingpolicy.pricing.budget import fill_budget, largest_within
 from slidingpolicy.pricing.features import DECODE, MIXED, PREFILL, FloatArray, IntArray
 from slidingpolicy.pricing.queue import Piece, PricedQueue, TiledPiece
 
+TIE = 1e-12
+"""Costs within this fraction of the least are equal, and the larger b wins (no deferral,
+docs/decisions.md): the closed forms and the full price round differently, and one rounding
+step must not decide between costs that are equal in exact arithmetic."""
+
+
+def largest_least(bs: Sequence[int], costs: Sequence[float]) -> int:
+    """The largest b whose cost is within TIE of the least."""
+    least = min(costs)
+    return max(b for b, cost in zip(bs, costs, strict=True) if cost <= least + TIE * abs(least))
+
 
 def two_step_cost(fill: PricedQueue, b: int, budget_sum: int) -> float:
     """T̂₁(b) + T̂₂(B_Σ − b): this iteration runs stream [0, b), the next one [b, B_Σ)."""
@@ -72,9 +83,9 @@ def exact_split(fill: PricedQueue, budget_sum: int, cap: int, deadline: float) -
     piece the cost is convex in the chunk away from 1-token chunks (proofs/split.md), so
     each piece contributes a few candidates priced by its closed forms, and its special
     points (a 1-token chunk in either iteration, or nothing left for the next) priced in
-    full where no closed form covers them. Ties go to the larger b. When no b in range meets
-    the deadline, the largest feasible b below the range is returned (the receding-horizon
-    clamp).
+    full where no closed form covers them. Costs within TIE are equal, and the larger b wins.
+    When no b in range meets the deadline, the largest feasible b below the range is returned
+    (the receding-horizon clamp).
     """
     budget_sum = min(budget_sum, 2 * cap)
     lo_b = max(0, budget_sum - cap)
@@ -86,20 +97,54 @@ def exact_split(fill: PricedQueue, budget_sum: int, cap: int, deadline: float) -
         costs.append(two_step_cost(fill, 0, budget_sum))
     first = fill.request_at(max(lo_b, 1))
     pieces: Sequence[int] = range(first, fill.request_at(hi_b) + 1 if hi_b > lo_b else first)
-    if fill.predictor.tile is None and len(pieces) >= VECTOR_PIECES:
-        found, found_costs, pieces = vector_candidates(
-            fill, pieces[0], pieces[-1], budget_sum, lo_b, hi_b, deadline
-        )
-        bs.extend(found.tolist())
-        costs.extend(found_costs.tolist())
+    if fill.predictor.tile is None:
+        repeated = repeated_pieces(fill, pieces, budget_sum, lo_b, hi_b, deadline)
+        pieces = [k for k in pieces if k not in repeated]
+        if len(pieces) >= VECTOR_PIECES:
+            found, found_costs, pieces = vector_candidates(
+                fill, np.array(pieces), budget_sum, lo_b, hi_b, deadline
+            )
+            bs.extend(found.tolist())
+            costs.extend(found_costs.tolist())
     for k in pieces:
         for b, cost in piece_candidates(fill, k, budget_sum, lo_b, hi_b, deadline):
             bs.append(b)
             costs.append(cost)
     if not bs:
         return fill_budget(fill, deadline, lo_b)
-    least = min(costs)
-    return max(b for b, cost in zip(bs, costs, strict=True) if cost == least)
+    return largest_least(bs, costs)
+
+
+def repeated_pieces(
+    fill: PricedQueue, pieces: Sequence[int], budget_sum: int, lo_b: int, hi_b: int, deadline: float
+) -> set[int]:
+    """The pieces j of `pieces` whose costs piece j + 1 repeats r_j tokens later, with every b
+    of piece j + 1 feasible and in range: requests j − 1..j + 2 alike (same r ≥ 2 and u), all
+    four before the request holding B_Σ, decodes in both iterations, seven features
+    (proofs/split.md, *Repeated requests*). Equal costs go to the larger b, so their
+    candidates can be skipped."""
+    if fill.decodes == 0 or not pieces:
+        return set()
+    remaining, contexts, starts = fill.remaining, fill.contexts, fill.starts
+    skipped: set[int] = set()
+    ahead = False
+    """Whether piece j + 2 met the deadline throughout, for j + 1 in the same run."""
+    for j in range(min(pieces[-1], fill.request_at(budget_sum) - 3), max(pieces[0], 1) - 1, -1):
+        shape = remaining[j], contexts[j]
+        alike = shape[0] >= 2 and all(
+            (remaining[i], contexts[i]) == shape for i in (j - 1, j + 1, j + 2)
+        )
+        if not alike:
+            ahead = False
+            continue
+        ahead = ahead or (
+            starts[j + 2] <= hi_b
+            and fill.prefix(starts[j + 2]) <= deadline
+            and fill.prefix(starts[j + 1] + 1) <= deadline
+        )
+        if ahead and starts[j + 1] + 1 >= lo_b:
+            skipped.add(j)
+    return skipped
 
 
 def piece_candidates(
@@ -157,7 +202,8 @@ def ternary_split(fill: PricedQueue, budget_sum: int, cap: int, deadline: float)
             lo = lo + third + 1
         else:
             hi = hi - third
-    best = min(range(lo, hi + 1), key=lambda b: (cost(b), -b))
+    last = range(lo, hi + 1)
+    best = largest_least(last, [cost(b) for b in last])
     if best == 0 or fill.prefix(best) <= deadline:
         return best
     return fill_budget(fill, deadline, best)
@@ -178,8 +224,8 @@ def window_split(fill: PricedQueue, budget_sum: int, cap: int, deadline: float, 
     feasible = (first <= deadline) | (b == 0)
     if not feasible.any():
         return fill_budget(fill, deadline, lo_b)
-    cost[~feasible] = np.inf
-    best = np.flatnonzero(cost == cost.min())
+    least = cost[feasible].min()
+    best = np.flatnonzero(feasible & (cost <= least + TIE * abs(least)))
     return int(b[best[-1]])
 
 
@@ -206,14 +252,13 @@ def _scenario(x4: IntArray, x6: IntArray) -> IntArray:
 
 def vector_candidates(
     fill: PricedQueue,
-    first: int,
-    last: int,
+    ks: IntArray,
     budget_sum: int,
     lo_b: int,
     hi_b: int,
     deadline: float,
 ) -> tuple[IntArray, FloatArray, list[int]]:
-    """`piece_candidates` of pieces first..last at once, for a seven-feature predictor: the
+    """`piece_candidates` of pieces `ks` at once, for a seven-feature predictor: the
     same (b, cost) pairs, bit for bit, of every piece whose special points have closed forms
     and whose chunks all meet the deadline; and the pieces left to `piece_candidates` (those
     where the deadline falls inside the piece, or one token is left of a 2-token window).
@@ -222,7 +267,6 @@ def vector_candidates(
     (`LatencyPredictor.price`, `PricedQueue._piece`, `Piece.__call__`, `_convex_candidates`).
     """
     columns = fill.columns
-    ks = np.arange(first, last + 1)
     base, r, u = columns.starts[ks], columns.remaining[ks], columns.contexts[ks]
     c_lo, c_hi = np.maximum(1, lo_b - base), np.minimum(r, hi_b - base)
     x = [w[ks] for w in columns.wholes]

@@ -115,6 +115,40 @@ class Request:
         derive(self, "context_tokens", prefilled + generated)
         derive(self, "is_decoding", prefilled == prompt)
 
+    def next_token(self) -> Request:
+        """This decoding request once its next token is out: generated + 1, and the deadline
+        L_tbt later (eq. 1). Checks only what one token can break, so an engine can carry
+        each decode's record from one iteration to the next cheaply."""
+        generated = self.generated + 1
+        if not self.is_decoding:
+            raise _validate.fail(
+                self._name, "generated", "cannot advance by one token: the prefill is not done"
+            )
+        if self.max_new_tokens is not None and generated >= self.max_new_tokens:
+            raise _validate.fail(
+                self._name,
+                "generated",
+                f"={generated} reaches max_new_tokens={self.max_new_tokens}: "
+                "a finished request is not live",
+            )
+        later: Request = _new(Request)
+        _set_id(later, self.id)
+        _set_arrival(later, self.arrival)
+        _set_prompt_tokens(later, self.prompt_tokens)
+        _set_prefilled(later, self.prefilled)
+        _set_generated(later, generated)
+        _set_ttft_slo(later, self.ttft_slo)
+        _set_tbt_slo(later, self.tbt_slo)
+        _set_protected(later, self.protected)
+        _set_max_new_tokens(later, self.max_new_tokens)
+        _set_deadline(
+            later, next_token_deadline(self.arrival, self.ttft_slo, self.tbt_slo, generated)
+        )
+        _set_remaining_prefill(later, 0)
+        _set_context_tokens(later, self.context_tokens + 1)
+        _set_is_decoding(later, True)
+        return later
+
     def _name(self) -> str:
         return f"request {self.id!r}"
 
@@ -128,3 +162,23 @@ class Request:
     def slack(self, now: float) -> float:
         """s_i(t) = d − t: TBT slack when decoding, TTFT slack (eq. 11) in prefill."""
         return self.deadline - now
+
+
+_new = object.__new__
+(
+    _set_id,
+    _set_arrival,
+    _set_prompt_tokens,
+    _set_prefilled,
+    _set_generated,
+    _set_ttft_slo,
+    _set_tbt_slo,
+    _set_protected,
+    _set_max_new_tokens,
+    _set_deadline,
+    _set_remaining_prefill,
+    _set_context_tokens,
+    _set_is_decoding,
+) = (getattr(Request, field.name).__set__ for field in attrs.fields(Request))
+"""The slot descriptors' setters of `Request`'s fields, in `attrs.fields` order (faster than
+`object.__setattr__`)."""

@@ -20,10 +20,10 @@ from slidingpolicy import (
     SlidingPolicyError,
     SlidingServe,
     by_name,
+    default_predictor,
 )
 from slidingpolicy._io import parse_json, replace_atomically
 from slidingpolicy.codec import log_line, parse_line
-from slidingpolicy.engine.profiling import default_predictor
 
 STATE = SchedulerState(1.0, (Request("a", 0.0, 10, 0, 0, 3.0, 0.1),), 8000.0)
 

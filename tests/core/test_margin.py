@@ -14,8 +14,7 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from slidingpolicy import BatchPlan, SchedulerState, by_name
-from slidingpolicy.engine.profiling import default_predictor
+from slidingpolicy import BatchPlan, SchedulerState, by_name, default_predictor
 from slidingpolicy.engine.simulator import simulate
 from slidingpolicy.hardware import default_hardware
 from slidingpolicy.pricing.fit import MARGIN_QUANTILE, calibrate_margin

@@ -17,8 +17,8 @@ from slidingpolicy import (
     SlidingConfig,
     SlidingServe,
     check_plan,
+    default_predictor,
 )
-from slidingpolicy.engine.profiling import default_predictor
 from slidingpolicy.policies import Online, OnlineConfig
 from slidingpolicy.pricing.budget import fill_budget
 from slidingpolicy.pricing.queue import PricedQueue

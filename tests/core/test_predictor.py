@@ -10,13 +10,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from slidingpolicy import InvalidRecordError, LatencyPredictor, LinearModel, PredictorFormatError
-from slidingpolicy.engine.profiling import (
-    DEFAULT_PROFILES,
+from slidingpolicy import (
+    InvalidRecordError,
+    LatencyPredictor,
+    LinearModel,
+    PredictorFormatError,
     default_predictor,
-    profile,
-    random_batch,
 )
+from slidingpolicy.engine.profiling import DEFAULT_PROFILES, profile, random_batch
 from slidingpolicy.pricing import (
     DECODE,
     MIXED,
@@ -231,7 +232,8 @@ def test_packaged_defaults_are_what_make_default_generates() -> None:
     from importlib import resources
     from pathlib import Path
 
-    from slidingpolicy.engine.profiling import DEFAULT_PROFILES, make_default, profile_key
+    from slidingpolicy.engine.profiling import DEFAULT_PROFILES, make_default
+    from slidingpolicy.pricing.defaults import profile_key
 
     folder = Path(str(resources.files("slidingpolicy.engine") / "predictors"))
     shipped = {path.stem for path in folder.glob("*.json")}

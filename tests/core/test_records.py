@@ -12,14 +12,15 @@ from slidingpolicy import (
     Allocation,
     BatchPlan,
     InvalidRecordError,
+    LatencyPredictor,
     LinearModel,
     Phase,
     Request,
     SchedulerState,
     SlidingConfig,
     SlidingPolicyError,
+    default_predictor,
 )
-from slidingpolicy.engine.profiling import default_predictor
 from slidingpolicy.policies import OnlineConfig, by_name
 
 GOOD: dict[str, Any] = {
@@ -74,6 +75,19 @@ def test_request_decoding_needs_a_generated_token() -> None:
 def test_request_finished_is_not_live() -> None:
     with pytest.raises(SlidingPolicyError, match="generated=5 reaches max_new_tokens=5"):
         request(prefilled=512, generated=5, max_new_tokens=5)
+
+
+def test_next_token_refuses_what_one_token_cannot_be() -> None:
+    with pytest.raises(SlidingPolicyError, match="request 'r7': generated cannot advance"):
+        request(prefilled=100).next_token()
+    with pytest.raises(SlidingPolicyError, match="generated=5 reaches max_new_tokens=5"):
+        request(prefilled=512, generated=4, max_new_tokens=5).next_token()
+
+
+def test_the_default_predictor_is_the_packaged_file() -> None:
+    from slidingpolicy.pricing.defaults import PACKAGED
+
+    assert default_predictor() == LatencyPredictor.load(PACKAGED / "rtx3090-qwen2.5-7b-tp2.json")
 
 
 def test_request_derived_values_follow_eq_1_and_10() -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -97,7 +98,8 @@ def test_vector_candidates_are_the_per_piece_candidates_bit_for_bit(
     if hi_b <= lo_b:
         return
     first, last = fill.request_at(max(lo_b, 1)), fill.request_at(hi_b)
-    found, costs, left = vector_candidates(fill, first, last, budget_sum, lo_b, hi_b, deadline)
+    ks = np.arange(first, last + 1)
+    found, costs, left = vector_candidates(fill, ks, budget_sum, lo_b, hi_b, deadline)
     expected = {
         candidate
         for k in range(first, last + 1)
@@ -120,6 +122,20 @@ def test_exact_split_decides_the_same_on_either_path(
         patch.setattr(split_module, "VECTOR_PIECES", 10**9)
         loop = exact_split(fill, budget_sum, cap, deadline)
     assert vector == loop
+
+
+@given(case=many_piece_cases())
+@settings(max_examples=200, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_skipping_repeated_pieces_decides_the_same(
+    case: tuple[PricedQueue, int, int, float], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The pieces `repeated_pieces` skips hold no better b: pricing them too gives one b."""
+    fill, budget_sum, cap, deadline = case
+    skipping = exact_split(fill, budget_sum, cap, deadline)
+    with monkeypatch.context() as patch:
+        patch.setattr(split_module, "repeated_pieces", lambda *_: set())
+        pricing = exact_split(fill, budget_sum, cap, deadline)
+    assert skipping == pricing
 
 
 @given(split_cases())

@@ -113,3 +113,8 @@ def test_step_6_the_next_iteration_is_the_chunkers() -> None:
     assert plan.path == "chunker"
     assert plan.diagnostics.t_cur == pytest.approx(0.030)
     assert plan.predicted_latency <= 0.030 + 1e-12
+    # T̂ is linear in the tokens, so eq. 9's cost is the same for every b the deadline allows
+    # (B_Σ = (45 − 8.8) / 0.02 = 1809 over both iterations): no deferral takes the largest,
+    # TimeToBudget(T_cur) = (30 − 8.8) / 0.02 = 1060, however its closed forms round.
+    assert plan.diagnostics.budget_sum == 1809
+    assert plan.prefill_budget == 1060

@@ -8,7 +8,7 @@ from functools import cache
 
 import attrs
 
-from slidingpolicy.engine.profiling import default_predictor
+from slidingpolicy import default_predictor
 from slidingpolicy.hardware import HardwareModel, build_hardware
 from slidingpolicy.pricing import LatencyPredictor
 from slidingpolicy.records.plan import BatchPlan

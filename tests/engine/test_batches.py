@@ -7,9 +7,8 @@ from typing import Any
 
 import pytest
 
-from slidingpolicy import by_name
+from slidingpolicy import by_name, default_predictor
 from slidingpolicy.engine.batches import Recording, engine_samples, recording
-from slidingpolicy.engine.profiling import default_predictor
 from slidingpolicy.engine.simulator import simulate
 from slidingpolicy.engine.sweep import RunSpec, WorkloadSpec
 from slidingpolicy.hardware import default_hardware

@@ -9,9 +9,9 @@ from pathlib import Path
 import attrs
 import pytest
 
+from slidingpolicy import default_predictor
 from slidingpolicy.engine import HardwareSpec, calibration
 from slidingpolicy.engine.calibration import calibrated, fingerprint
-from slidingpolicy.engine.profiling import default_predictor
 from slidingpolicy.hardware import QuantizedRooflineModel, build_hardware
 from slidingpolicy.pricing import LatencyPredictor, Sample, fit_predictor
 

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from slidingpolicy.engine.profiling import default_predictor, profile
+from slidingpolicy import default_predictor
+from slidingpolicy.engine.profiling import profile
 from slidingpolicy.hardware import default_hardware
 from slidingpolicy.pricing import evaluate
 

@@ -56,3 +56,21 @@ def test_trusted_state_equals_the_checked_one(
     assert fast == checked
     for field in attrs.fields(SchedulerState):
         assert getattr(fast, field.name) == getattr(checked, field.name), field.name
+
+
+@given(request_values(), st.booleans(), st.integers(0, 50))
+def test_next_token_equals_the_checked_record_one_token_later(
+    values: tuple[str, float, int, int, int, float, float], protected: bool, room: int
+) -> None:
+    """`Request.next_token` builds, field by field, the record `Request(...)` checks and
+    builds with generated + 1 (eq. 1's deadline one L_tbt later)."""
+    rid, arrival, prompt, _, generated, ttft, tbt = values
+    generated = max(generated, 1)
+    cap = generated + 2 + room
+    now = Request(rid, arrival, prompt, prompt, generated, ttft, tbt, protected, cap)
+    later = Request(rid, arrival, prompt, prompt, generated + 1, ttft, tbt, protected, cap)
+    fast = now.next_token()
+    assert fast == later
+    for field in attrs.fields(Request):
+        assert getattr(fast, field.name) == getattr(later, field.name), field.name
+        assert type(getattr(fast, field.name)) is type(getattr(later, field.name)), field.name

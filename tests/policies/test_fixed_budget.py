@@ -8,8 +8,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 
-from slidingpolicy import BatchPlan, LatencyPredictor, Request, SchedulerState
-from slidingpolicy.engine.profiling import default_predictor
+from slidingpolicy import BatchPlan, LatencyPredictor, Request, SchedulerState, default_predictor
 from slidingpolicy.policies import by_name
 from tests.policies.builders import decode, prompt, snapshot
 from tests.strategies import predictors, states

@@ -14,8 +14,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from slidingpolicy import by_name
-from slidingpolicy.engine.profiling import default_predictor
+from slidingpolicy import by_name, default_predictor
 from slidingpolicy.engine.simulator import simulate
 from slidingpolicy.hardware import default_hardware
 from slidingpolicy.policies.registry import names

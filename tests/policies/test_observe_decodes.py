@@ -10,8 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from slidingpolicy import LatencyPredictor, Request, SchedulerState, SlidingServe
-from slidingpolicy.engine.profiling import default_predictor
+from slidingpolicy import LatencyPredictor, Request, SchedulerState, SlidingServe, default_predictor
 from slidingpolicy.errors import InvalidRecordError
 from slidingpolicy.policies import Online, OnlineConfig, OnlineState, by_name, names
 from slidingpolicy.policy import DecodeRunObserver, Policy

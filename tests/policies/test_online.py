@@ -11,8 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from slidingpolicy import LatencyPredictor, by_name
-from slidingpolicy.engine.profiling import default_predictor
+from slidingpolicy import LatencyPredictor, by_name, default_predictor
 from slidingpolicy.engine.simulator import simulate
 from slidingpolicy.hardware import default_hardware
 from slidingpolicy.workloads import Poisson, make_workload

@@ -8,8 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from slidingpolicy import LatencyPredictor, LinearModel, Request, SchedulerState
-from slidingpolicy.engine.profiling import default_predictor
+from slidingpolicy import LatencyPredictor, LinearModel, Request, SchedulerState, default_predictor
 from slidingpolicy.policies import QoServe, QoServeState, by_name
 from tests.policies.builders import NOW, decode, prompt, snapshot
 from tests.strategies import predictors, states

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from slidingpolicy import SlidingPolicyError, UnknownNameError
-from slidingpolicy.engine.profiling import default_predictor
+from slidingpolicy import SlidingPolicyError, UnknownNameError, default_predictor
 from slidingpolicy.policies import by_name, names
 
 ALL = (

@@ -5,8 +5,13 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings
 
-from slidingpolicy import LatencyPredictor, SchedulerState, SlidingConfig, SlidingServe
-from slidingpolicy.engine.profiling import default_predictor
+from slidingpolicy import (
+    LatencyPredictor,
+    SchedulerState,
+    SlidingConfig,
+    SlidingServe,
+    default_predictor,
+)
 from slidingpolicy.engine.simulator import simulate
 from slidingpolicy.hardware import default_hardware
 from slidingpolicy.policies import by_name

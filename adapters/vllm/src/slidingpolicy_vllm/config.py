@@ -14,8 +14,7 @@ from types import MappingProxyType
 from typing import Any
 
 import attrs
-from slidingpolicy import InvalidRecordError, LatencyPredictor, Policy, by_name
-from slidingpolicy.engine.profiling import default_predictor
+from slidingpolicy import InvalidRecordError, LatencyPredictor, Policy, by_name, default_predictor
 
 RECORD = "vllm adapter config"
 SECTION = "slidingpolicy"

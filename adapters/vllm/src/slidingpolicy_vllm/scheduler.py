@@ -18,7 +18,6 @@ import time
 from collections import Counter, deque
 from collections.abc import Iterable
 from typing import Any
-from weakref import WeakKeyDictionary
 
 import attrs
 from slidingpolicy import (
@@ -29,7 +28,6 @@ from slidingpolicy import (
     SchedulerState,
     check_plan,
 )
-from slidingpolicy.engine.trusted import trusted_state
 from vllm.v1.core.sched.async_scheduler import AsyncScheduler
 from vllm.v1.core.sched.output import SchedulerOutput
 from vllm.v1.core.sched.request_queue import RequestQueue, SchedulingPolicy, create_request_queue
@@ -62,6 +60,17 @@ class Decision:
     state: SchedulerState | None
     plan: BatchPlan | None
     fallback: str | None
+
+
+@attrs.define(slots=True)
+class Known:
+    """What the adapter keeps of a vLLM request between steps: the request, its SLOs, its
+    arrival on the adapter's clock, and its last record (None when it had nothing to run)."""
+
+    request: VllmRequest
+    slo: Slo
+    arrival: float
+    record: Request | None = None
 
 
 @attrs.frozen(slots=True)
@@ -117,7 +126,7 @@ class SlidingScheduler(Scheduler):
         self._epoch = time.time()
         self._throughput = self.sliding_config.prefill_throughput
         self._default_slo = Slo(self.sliding_config.ttft_slo, self.sliding_config.tbt_slo)
-        self._slos: WeakKeyDictionary[VllmRequest, Slo] = WeakKeyDictionary()
+        self._known: dict[str, Known] = {}
         self._caps: dict[str, int] | None = None
         self._pending: deque[Step] = deque()
         self._last_done = 0.0
@@ -178,21 +187,29 @@ class SlidingScheduler(Scheduler):
             )
 
     def _snapshot(self, now: float) -> SchedulerState:
-        """The state the policy decides on: every request vLLM could schedule now."""
+        """The state the policy decides on: every request vLLM could schedule now, each
+        record carried over from the last step unless its counts changed."""
         requests: list[Request] = []
+        known = self._known
+        if len(known) > 2 * len(self.requests) + 64:
+            self._known = known = {
+                rid: k for rid, k in known.items() if self.requests.get(rid) is k.request
+            }
         waiting = schedulable_waiting((self.kv_holding_waiting, self.waiting))
         for request in itertools.chain(self.running, waiting):
-            slo = self._slos.get(request)
-            if slo is None:
+            seen = known.get(request.request_id)
+            if seen is None or seen.request is not request:
                 slo = request_slo(request, self._default_slo)
-                self._slos[request] = slo
                 if slo.problem is not None:
                     self._fault("SLO metadata rejected, defaults used", slo.problem)
-            arrival = min(max(request.arrival_time - self._epoch, 0.0), now)
-            record = to_request(request, slo, arrival)
+                arrival = max(request.arrival_time - self._epoch, 0.0)
+                seen = known[request.request_id] = Known(request, slo, arrival)
+            record = seen.record = to_request(
+                request, seen.slo, min(seen.arrival, now), seen.record
+            )
             if record is not None:
                 requests.append(record)
-        return trusted_state(now, tuple(requests), self._throughput, None)
+        return SchedulerState(now, tuple(requests), self._throughput)
 
     def _decide(self) -> Decision:
         """Snapshot, plan, check; any failure becomes a fallback with its reason."""

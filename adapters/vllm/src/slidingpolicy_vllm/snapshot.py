@@ -15,7 +15,6 @@ from collections.abc import Iterable
 
 import attrs
 from slidingpolicy import Request
-from slidingpolicy.engine.trusted import trusted_request
 from vllm.v1.request import Request as VllmRequest
 from vllm.v1.request import RequestStatus
 
@@ -87,8 +86,9 @@ def at_output_limit(request: VllmRequest) -> bool:
     )
 
 
-def to_request(request: VllmRequest, slo: Slo, arrival: float) -> Request | None:
-    """The record of a request vLLM could schedule now; None when it has nothing to run."""
+def record_counts(request: VllmRequest) -> tuple[int, int, int] | None:
+    """(prompt_tokens, prefilled, generated) of the record of a request vLLM could schedule
+    now; None when it has nothing to run."""
     need = tokens_needed(request)
     if need <= 0 or at_output_limit(request):
         return None
@@ -96,15 +96,27 @@ def to_request(request: VllmRequest, slo: Slo, arrival: float) -> Request | None
     produced = request.num_output_tokens + request.num_output_placeholders
     prompt = request.num_prompt_tokens
     if produced >= 1 and need == 1 and computed >= prompt:
-        prompt, prefilled = prompt, prompt
-    else:
-        prompt, prefilled = computed + need, computed
-    if slo.protected:
-        return Request(
-            request.request_id, arrival, prompt, prefilled, produced, slo.ttft, slo.tbt, True
-        )
-    return trusted_request(
-        request.request_id, arrival, prompt, prefilled, produced, slo.ttft, slo.tbt
+        return prompt, prompt, produced
+    return computed + need, computed, produced
+
+
+def to_request(
+    request: VllmRequest, slo: Slo, arrival: float, known: Request | None = None
+) -> Request | None:
+    """The record of a request vLLM could schedule now (None when it has nothing to run):
+    `known`, its record of an earlier step, when its counts are the same; advanced by one
+    token when it decoded one since (`Request.next_token`); else built and checked anew."""
+    counts = record_counts(request)
+    if counts is None:
+        return None
+    prompt, prefilled, generated = counts
+    if known is not None and known.arrival == arrival and known.prefilled == prefilled:
+        if known.generated == generated and known.prompt_tokens == prompt:
+            return known
+        if known.is_decoding and known.generated + 1 == generated and prefilled == prompt:
+            return known.next_token()
+    return Request(
+        request.request_id, arrival, prompt, prefilled, generated, slo.ttft, slo.tbt, slo.protected
     )
 
 

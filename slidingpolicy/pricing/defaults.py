@@ -1,0 +1,33 @@
+"""The packaged default predictors, loadable without the engine's simulator.
+
+The files under `engine/predictors/` are written by `slidingpolicy fit --hardware …`
+(`engine.profiling.make_default`) from the roofline model with a fixed seed.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from slidingpolicy.pricing.model import LatencyPredictor
+
+PACKAGED = Path(__file__).resolve().parent.parent / "engine" / "predictors"
+"""The folder of the packaged default predictors."""
+
+
+def profile_key(gpu: str, model: str, tp: int) -> str:
+    """The file stem of a hardware profile's default predictor, e.g. "rtx3090-qwen2.5-7b-tp2"."""
+    return f"{gpu}-{model}-tp{tp}"
+
+
+def default_predictor(
+    gpu: str = "rtx3090", model: str = "qwen2.5-7b", tp: int = 2
+) -> LatencyPredictor:
+    """The packaged predictor of a built-in hardware profile (qwen2.5-7b on 2× RTX 3090 by
+    default; not calibrated for your hardware: `slidingpolicy fit` yours), fitted afresh
+    from the profile's roofline model if none is packaged."""
+    path = PACKAGED / f"{profile_key(gpu, model, tp)}.json"
+    if path.is_file():
+        return LatencyPredictor.load(path)
+    from slidingpolicy.engine.profiling import make_default  # the engine, only when needed
+
+    return make_default(gpu, model, tp)

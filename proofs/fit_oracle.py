@@ -25,6 +25,14 @@ def rss(model: LinearModel, rows: FloatArray, latencies: FloatArray) -> float:
     return float(((rows @ w - latencies) ** 2).sum())
 
 
+def feasible(point: FloatArray, low: FloatArray, high: FloatArray) -> FloatArray:
+    """cvxpy's point clipped to its box: only a feasible point's cost bounds the optimum, and
+    Clarabel's feasibility tolerance (1e-12) is absolute, so at latencies of 1e-44 its point
+    may leave a box [0, 0] and undercut the optimum (test_fit, ZERO_BOX)."""
+    clipped: FloatArray = np.clip(point, low, high)
+    return clipped
+
+
 def least_squares(
     rows: FloatArray,
     latencies: FloatArray,
@@ -35,7 +43,8 @@ def least_squares(
     (Clarabel, tight tolerances).
 
     Columns are scaled to unit norm first (bounds scale with them); all-zero columns are
-    dropped (their weight does not change the residual).
+    dropped (their weight does not change the residual). The residual is that of cvxpy's
+    point clipped to the bounds (`feasible`).
     """
     width = rows.shape[1]
     low = np.zeros(width) if lower is None else lower
@@ -52,7 +61,8 @@ def least_squares(
     problem.solve(
         solver=cp.CLARABEL, tol_gap_abs=1e-12, tol_gap_rel=1e-12, tol_feas=1e-12, max_iter=500
     )
-    return float(((scaled @ solution(w) - latencies) ** 2).sum())
+    found = feasible(solution(w), low[used] * norms[used], high[used] * norms[used])
+    return float(((scaled @ found - latencies) ** 2).sum())
 
 
 def ridge_terms(rows: FloatArray, weight: float) -> FloatArray:
@@ -80,7 +90,8 @@ def penalized_least_squares(
 ) -> float:
     """min ‖Xw − y‖² + Σ_j N0·mean(x_j²)·(w_j − c_j)² s.t. lower ≤ w ≤ upper (default w ≥ 0),
     by cvxpy (Clarabel, tight tolerances), on unit-norm columns; all-zero columns are dropped
-    (neither term depends on them)."""
+    (neither term depends on them). The objective is that of cvxpy's point clipped to the
+    bounds (`feasible`)."""
     width = rows.shape[1]
     low = np.zeros(width) if lower is None else lower
     high = np.full(width, np.inf) if upper is None else np.maximum(upper, low)
@@ -99,5 +110,5 @@ def penalized_least_squares(
     problem.solve(
         solver=cp.CLARABEL, tol_gap_abs=1e-12, tol_gap_rel=1e-12, tol_feas=1e-12, max_iter=500
     )
-    found = solution(w)
+    found = feasible(solution(w), low[used] * norms[used], high[used] * norms[used])
     return float(((scaled @ found - latencies) ** 2).sum() + (terms * (found - goal) ** 2).sum())

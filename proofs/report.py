@@ -114,14 +114,14 @@ def claims() -> tuple[Claim, ...]:
             "`fit_predictor` is the bounded least-squares optimum per scenario in the monotone "
             "order (DECODE ≤ MIXED ≥ PREFILL), and w ≥ 0 for the global model",
             "cvxpy least squares under the same bounds; RSS ≤ opt + 1e-7·Σy²",
-            f"{test_fit.FIT_CASES} sample sets of 10–80",
+            f"{test_fit.FIT_CASES} sample sets of 10–80 + 1 explicit",
         ),
         Claim(
             "test_online_refit_matches_cvxpy_penalized_least_squares",
             "the online refit is the optimum of least squares plus the ridge toward the "
             "scaled prior, under the same bounds",
             "cvxpy penalized least squares; objective ≤ opt + 1e-7·(Σy² + opt)",
-            f"{test_fit.FIT_CASES} (samples, prior) pairs × N0 ∈ {{1, 200, 5000}}",
+            f"{test_fit.FIT_CASES} (samples, prior) pairs × N0 ∈ {{1, 200, 5000}} + 1 explicit",
         ),
         Claim(
             "test_clairvoyant_bounds_every_policy",

@@ -34,6 +34,13 @@ from slidingpolicy.pricing.features import (
 from slidingpolicy.pricing.model import LatencyPredictor, LinearModel
 
 WIDTH = NUM_FEATURES + 1
+NARROW = 1e-12
+"""A coefficient whose whole box moves the predictions by at most NARROW·‖y‖ is fixed, not
+fitted: ‖x_j‖·(high_j − low_j) ≤ NARROW·max_k |x_kᵀy| / ‖x_k‖ (and max_k … ≤ ‖y‖). Such boxes
+are the rounding noise one stage's optimum leaves in the next stage's bounds (w ≤ w_MIXED with
+a weight of 1e-23); scipy's BVLS frees such a coefficient first, crosses its box for no gain
+and stops on its cost-change rule, the others short of the optimum (proofs/test_fit.py,
+NARROW_BOX)."""
 
 
 @attrs.frozen(slots=True)
@@ -103,8 +110,8 @@ def _solve(
 
     With a `center` w0 and a `weight` N0 > 0 the objective gains N0·Σ_j (G_jj/n)(w_j − w0_j)²:
     N0 observations' worth of each coefficient's prior (the ridge form of a Gaussian prior on
-    w, scaled by each feature's mean square). A column never observed takes w0 (clipped to
-    its bounds), or its lower bound without a center.
+    w, scaled by each feature's mean square). A column never observed, or boxed narrower than
+    `NARROW`, takes w0 (clipped to its bounds), or its lower bound without a center.
 
     scipy is imported here, not at module load: it costs a second per process, and only
     fitting needs it (the scheduler and the engine only predict).
@@ -120,12 +127,15 @@ def _solve(
         penalty = weight * diagonal / count
         gram = gram + np.diag(penalty)
         moment = moment + penalty * center
-    used = (diagonal > 0.0) & (high > low)
+    observed = diagonal > 0.0
+    root = np.sqrt(np.diag(gram))
+    size = float(np.max(np.abs(moment[observed]) / root[observed], initial=0.0))
+    used = observed.copy()
+    used[observed] = (high - low)[observed] * root[observed] > NARROW * size
     if count <= 0.0 or not used.any():
         return _model(coefficients, max(count, 0.0))
     fixed = ~used
-    diagonal = np.diag(gram)
-    scale = np.sqrt(diagonal[used])
+    scale = root[used]
     scaled = gram[np.ix_(used, used)] / np.outer(scale, scale)
     rhs = (moment[used] - gram[np.ix_(used, fixed)] @ coefficients[fixed]) / scale
     jitter = 1e-12 * max(float(np.trace(scaled)), 1.0)

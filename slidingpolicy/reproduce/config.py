@@ -161,7 +161,7 @@ _EVERY = tuple((s.key, d) for s in (*PAPER_SETTINGS, *MEASURED_SETTINGS) for d i
 QUICK = ReproConfig(
     name="quick",
     requests=600,
-    seeds=3,
+    seeds=2,
     settings=(*PAPER_SETTINGS, *MEASURED_SETTINGS),
     ablation_cases=((_QWEN, "mixed-v1"), (_QWEN, "arxiv")),
     window_cases=((_QWEN, "mixed-v1"), (_QWEN, "arxiv")),
@@ -172,8 +172,8 @@ QUICK = ReproConfig(
     cost_requests=200,
     cost_repeats=3,
 )
-"""Under 10 minutes on two cores: 600 requests × 3 seeds ranks the policies as 1000 × 10
-does on mixed-v1 (docs/decisions.md, "Capacity without bias")."""
+"""Under 10 minutes on two cores (3 seeds took 10.6 there): 600 requests × 2 seeds, short
+trials that over-estimate capacity (docs/decisions.md, "Capacity without bias")."""
 
 FULL = ReproConfig(
     name="full",
@@ -183,11 +183,12 @@ FULL = ReproConfig(
     ablation_cases=tuple((_QWEN, d) for d in DATASETS),
     window_cases=tuple((s.key, d) for s in PAPER_SETTINGS for d in ("mixed-v1", "arxiv")),
     load_cases=_EVERY,
-    load_seeds=2,
+    load_seeds=1,
     burst_cases=tuple((s.key, d) for s in PAPER_SETTINGS for d in ("mixed-v1", "arxiv")),
-    burst_seeds=5,
+    burst_seeds=3,
     cost_requests=600,
     cost_repeats=5,
 )
 """Under 60 minutes on two cores: 1000 requests per trial, where the mean capacity no
-longer moves (docs/decisions.md), over 5 seeds."""
+longer moves (docs/decisions.md), over 5 seeds. (With 2 load seeds and 5 burst seeds it took
+61.6 minutes on two cores shared with other jobs.)"""

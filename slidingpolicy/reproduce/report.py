@@ -139,8 +139,7 @@ def header(results: Row, timings: Row) -> str:
         + (
             " This is the quick preset, with fewer requests and seeds than the full run "
             "(`slidingpolicy reproduce`): short trials over-estimate capacity and spread "
-            "wider, though on mixed-v1 600 requests × 3 seeds rank the policies as 1000 × 10 "
-            "do ([decisions: capacity without bias](../decisions.md#capacity-without-bias))."
+            "wider ([decisions: capacity without bias](../decisions.md#capacity-without-bias))."
             if quick
             else ""
         )

@@ -410,10 +410,20 @@ def burst_section(results: Row) -> str:
     return "\n".join(parts)
 
 
+def _gains_over(
+    caps: Capacities, cases: Sequence[tuple[str, str]], label: str, baseline: str
+) -> list[str]:
+    """ "capacity (gain over `baseline`)" of `label` on each case."""
+    return [
+        f"{_num(caps.mean(k, d, label))} ({_pct(caps.ratio(k, d, label, baseline)[0] - 1)})"
+        for k, d in cases
+    ]
+
+
 def ablation_section(results: Row) -> str:
     """Table 4, and each change of the recommended configuration."""
     caps = Capacities(results["capacity"])
-    cases = [tuple(c) for c in results["config"]["ablation_cases"]]
+    cases = [(str(k), str(d)) for k, d in results["config"]["ablation_cases"]]
     parts = ["## Ablation (Table 4)", ""]
     parts.append(
         "Mean capacity (req/s) and the gain over `sarathi-edf` (mean of paired per-seed "
@@ -422,21 +432,14 @@ def ablation_section(results: Row) -> str:
     header_row = ["configuration", "the note", *(f"{k}, {d}" for k, d in cases)]
     table = []
     for label in PAPER_ABLATION:
-        cells = []
-        for key, dataset in cases:
-            ratio = caps.ratio(key, dataset, label, "sarathi-edf")[0]
-            cells.append(f"{_num(caps.mean(key, dataset, label))} ({_pct(ratio - 1)})")
+        cells = _gains_over(caps, cases, label, "sarathi-edf")
         table.append([_code(label), _pct(paper.ABLATION[label]), *cells])
     parts += ["", _table(header_row, table), ""]
     parts.append(f"![the ablation beside the note's Table 4]({FIGURES['ablation']})")
     parts += ["", "Each change the recommended configuration makes (gain over `slidingserve`):", ""]
     table = []
     for label in OUR_ABLATION:
-        cells = []
-        for key, dataset in cases:
-            ratio = caps.ratio(key, dataset, label, "slidingserve")[0]
-            cells.append(f"{_num(caps.mean(key, dataset, label))} ({_pct(ratio - 1)})")
-        table.append([_code(label), *cells])
+        table.append([_code(label), *_gains_over(caps, cases, label, "slidingserve")])
     parts.append(_table(["configuration", *(f"{k}, {d}" for k, d in cases)], table))
     key, dataset = next((c for c in cases if c[1] == "mixed-v1"), cases[0])
     steps = {

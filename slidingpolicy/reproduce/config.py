@@ -190,5 +190,5 @@ FULL = ReproConfig(
     cost_repeats=5,
 )
 """Under 60 minutes on two cores: 1000 requests per trial, where the mean capacity no
-longer moves (docs/decisions.md), over 5 seeds. (With 2 load seeds and 5 burst seeds it took
-61.6 minutes on two cores shared with other jobs.)"""
+longer moves (docs/decisions.md), over 5 seeds: 22.8 minutes on two cores (with 2 load seeds
+and 5 burst seeds it took 61.6 while other jobs shared the cores)."""

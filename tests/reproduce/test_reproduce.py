@@ -37,6 +37,7 @@ from slidingpolicy.reproduce.experiments import (
     parallel_map,
     predictor_job,
     predictor_trial,
+    rows_of,
 )
 from slidingpolicy.reproduce.report import Capacities, render
 from slidingpolicy.reproduce.run import REPORT, RESULTS, TIMINGS
@@ -69,12 +70,8 @@ def test_the_committed_report_is_the_quick_preset() -> None:
 def test_a_capacity_search_of_the_committed_report_reproduces() -> None:
     results, _ = _committed()
     setting, dataset = PAPER_SETTINGS[0], "arxiv"
-    row = next(
-        r
-        for r in results["capacity"]
-        if (r["setting"], r["dataset"], r["policy"], r["seed"])
-        == (setting.key, dataset, "slidingserve+", 1)
-    )
+    mine = rows_of(results["capacity"], setting.key, dataset, "slidingserve+")
+    row = next(r for r in mine if r["seed"] == 1)
     base = base_spec(QUICK, setting, dataset, QUICK.requests).with_policy("slidingserve+")
     found = capacity_search(attrs.evolve(base, seed=1), workers=1)
     assert (found.capacity, len(found.trials)) == (row["capacity"], row["trials"])
@@ -84,10 +81,7 @@ def test_a_load_point_of_the_committed_report_reproduces() -> None:
     results, _ = _committed()
     setting, dataset = PAPER_SETTINGS[0], "mixed-v1"
     row = next(
-        r
-        for r in results["load"]
-        if (r["setting"], r["dataset"], r["policy"], r["load"])
-        == (setting.key, dataset, "qoserve", 2.0)
+        r for r in rows_of(results["load"], setting.key, dataset, "qoserve") if r["load"] == 2.0
     )
     unit = mean_capacity(results["capacity"], setting.key, dataset, UNIT_POLICY)
     spec = base_spec(QUICK, setting, dataset, QUICK.requests).with_policy("qoserve")

@@ -62,6 +62,21 @@ class Allocation:
         return f"allocation {self.request_id!r}"
 
 
+_new = object.__new__
+_set_request_id, _set_tokens = (
+    getattr(Allocation, f.name).__set__ for f in attrs.fields(Allocation)
+)
+
+
+def trusted_allocation(request_id: str, tokens: int) -> Allocation:
+    """`Allocation(request_id, tokens)` without its checks, for a stage that names a checked
+    record's id and counts its tokens (≥ 1) itself: a plan builds one per decode."""
+    allocation: Allocation = _new(Allocation)
+    _set_request_id(allocation, request_id)
+    _set_tokens(allocation, tokens)
+    return allocation
+
+
 @attrs.frozen(slots=True)
 class Diagnostics:
     """Why a plan is what it is: the window (eq. 7–8), the budgets and the constructor's anchor.

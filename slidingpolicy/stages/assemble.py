@@ -5,7 +5,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from slidingpolicy.pricing.queue import PricedQueue, greedy_fill
-from slidingpolicy.records.plan import Allocation, BatchPlan, Diagnostics, PlanPath
+from slidingpolicy.records.plan import (
+    Allocation,
+    BatchPlan,
+    Diagnostics,
+    PlanPath,
+    trusted_allocation,
+)
 from slidingpolicy.records.request import Request
 from slidingpolicy.stages.admit import Admission
 
@@ -13,9 +19,10 @@ from slidingpolicy.stages.admit import Admission
 def allocations(
     decodes: Sequence[Request], prefills: Sequence[tuple[Request, int]]
 ) -> tuple[Allocation, ...]:
-    """One token per decode (invariant 2), then each prefill's chunk."""
-    batch = [Allocation(d.id, 1) for d in decodes]
-    batch += [Allocation(r.id, tokens) for r, tokens in prefills if tokens > 0]
+    """One token per decode (invariant 2), then each prefill's chunk (the ids are the
+    records', the counts ≥ 1: trusted)."""
+    batch = [trusted_allocation(d.id, 1) for d in decodes]
+    batch += [trusted_allocation(r.id, tokens) for r, tokens in prefills if tokens > 0]
     return tuple(batch)
 
 

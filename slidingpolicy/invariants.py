@@ -6,6 +6,8 @@ check it by planning twice.
 
 from __future__ import annotations
 
+import math
+
 import attrs
 import numpy as np
 
@@ -13,7 +15,6 @@ from slidingpolicy.pricing.model import LatencyPredictor
 from slidingpolicy.records.plan import BatchPlan, PlanPath
 from slidingpolicy.records.request import Request
 from slidingpolicy.records.state import SchedulerState
-from slidingpolicy.stages.deadlines import safe_decodes
 
 TOLERANCE = 1e-9
 """Relative slack allowed when comparing predicted latencies with deadlines."""
@@ -52,98 +53,99 @@ def check_plan(
     latency, times the policy's latency `margin`, with deadlines; given a `predictor`, the
     latency is recomputed from the batch rather than taken from the plan.
     """
-    requests = _named(state, plan)
-    found, tokens = _allocations_violations(plan, requests)
-    found += _token_violations(tokens, requests)
-    found += _decode_violations(state, plan, tokens, requests, token_budget)
-    found += _budget_violations(state, tokens, token_budget)
+    batch = _Batch.of(state, plan)
+    found = batch.unknown + batch.sized
+    found += _decode_violations(state, plan, batch, token_budget)
+    found += _budget_violations(state, batch.tokens, token_budget)
     latency = plan.predicted_latency
-    if predictor is not None and tokens:
-        ids = list(tokens)
+    if predictor is not None and batch.tokens:
+        ids = list(batch.tokens)
         latency = predictor.predict(
-            np.array([tokens[i] for i in ids], dtype=np.int64),
-            np.array([requests[i].context_tokens for i in ids], dtype=np.int64),
+            np.array([batch.tokens[i] for i in ids], dtype=np.int64),
+            np.array([batch.requests[i].context_tokens for i in ids], dtype=np.int64),
         )
-    prefills = {rid: n for rid, n in tokens.items() if not requests[rid].is_decoding}
     if plan.path is PlanPath.CONSTRUCTOR:
-        found += _constructor_violations(state, plan, prefills, requests, latency, margin)
-    if plan.path is PlanPath.CHUNKER and prefills:
-        found += _chunker_violations(state, tokens, requests, latency, margin)
+        found += _constructor_violations(state, plan, batch, latency, margin)
+    if plan.path is PlanPath.CHUNKER and batch.prefills:
+        found += _chunker_violations(state, batch, latency, margin)
     return found
 
 
-def _named(state: SchedulerState, plan: BatchPlan) -> dict[str, Request]:
-    """The state's decodes and every request the plan names, by id: all the checks read
-    (looked up, so that a long queue costs nothing)."""
-    requests = {d.id: d for d in state.decoding}
-    for rid in (*(a.request_id for a in plan.allocations), *plan.preempted, *plan.deferred):
-        if rid not in requests:
-            request = state.request(rid)
-            if request is not None:
-                requests[rid] = request
-    return requests
+@attrs.define(slots=True)
+class _Batch:
+    """The plan's allocations read once against the state (invariants 1 and 2 on the way):
+    the tokens and record of each allocated request, its prefills, and the least deadline
+    of its decodes still ahead of `now` (what invariant 7 bounds by)."""
 
+    tokens: dict[str, int] = attrs.Factory(dict)
+    requests: dict[str, Request] = attrs.Factory(dict)
+    prefills: dict[str, int] = attrs.Factory(dict)
+    decodes: int = 0
+    first_deadline: float = math.inf
+    unknown: list[Violation] = attrs.Factory(list)
+    """Invariant 1: allocations of requests not in the state, or allocated twice."""
+    sized: list[Violation] = attrs.Factory(list)
+    """Invariant 2: a decode given other than one token, a prefill more than its remainder."""
 
-def _allocations_violations(
-    plan: BatchPlan, requests: dict[str, Request]
-) -> tuple[list[Violation], dict[str, int]]:
-    """Invariant 1: every allocation names a request of the state, once; and the tokens of
-    each allocated request."""
-    found: list[Violation] = []
-    tokens: dict[str, int] = {}
-    for allocation in plan.allocations:
-        rid = allocation.request_id
-        if rid not in requests:
-            found.append(Violation(1, f"request {rid!r} is not in the state"))
-        elif rid in tokens:
-            found.append(Violation(1, f"request {rid!r} is allocated twice"))
-        else:
-            tokens[rid] = allocation.tokens
-    return found, tokens
-
-
-def _token_violations(tokens: dict[str, int], requests: dict[str, Request]) -> list[Violation]:
-    """Invariant 2: a decode gets one token, a prefill at most its remainder."""
-    found = []
-    for rid, count in tokens.items():
-        request = requests[rid]
-        if request.is_decoding and count != 1:
-            found.append(Violation(2, f"request {rid!r} is decoding but got {count} tokens"))
-        elif not request.is_decoding and count > request.remaining_prefill:
-            found.append(
-                Violation(
-                    2,
-                    f"request {rid!r} got {count} tokens, more than r={request.remaining_prefill}",
-                )
-            )
-    return found
+    @classmethod
+    def of(cls, state: SchedulerState, plan: BatchPlan) -> _Batch:
+        """Each allocation looked up in the state (so that a long queue costs nothing)."""
+        batch = cls()
+        tokens, requests, prefills = batch.tokens, batch.requests, batch.prefills
+        now, lookup = state.now, state.request
+        for allocation in plan.allocations:
+            rid, count = allocation.request_id, allocation.tokens
+            request = lookup(rid)
+            if request is None:
+                batch.unknown.append(Violation(1, f"request {rid!r} is not in the state"))
+                continue
+            if rid in tokens:
+                batch.unknown.append(Violation(1, f"request {rid!r} is allocated twice"))
+                continue
+            tokens[rid] = count
+            requests[rid] = request
+            if request.is_decoding:
+                batch.decodes += 1
+                if count != 1:
+                    message = f"request {rid!r} is decoding but got {count} tokens"
+                    batch.sized.append(Violation(2, message))
+                if now < request.deadline < batch.first_deadline:
+                    batch.first_deadline = request.deadline
+            else:
+                prefills[rid] = count
+                if count > request.remaining_prefill:
+                    message = (
+                        f"request {rid!r} got {count} tokens, more than "
+                        f"r={request.remaining_prefill}"
+                    )
+                    batch.sized.append(Violation(2, message))
+        return batch
 
 
 def _decode_violations(
-    state: SchedulerState,
-    plan: BatchPlan,
-    tokens: dict[str, int],
-    requests: dict[str, Request],
-    token_budget: int | None,
+    state: SchedulerState, plan: BatchPlan, batch: _Batch, token_budget: int | None
 ) -> list[Violation]:
     """Invariant 3: every decode is scheduled or listed as left out, and as many run as fit."""
     found = []
     decoding = state.decoding
     left_out = set(plan.preempted) | set(plan.deferred)
     for rid in sorted(left_out):
-        if rid not in requests or not requests[rid].is_decoding or rid in tokens:
+        request = state.request(rid)
+        if request is None or not request.is_decoding or rid in batch.tokens:
             found.append(Violation(3, f"{rid!r} is listed as left out but is not a waiting decode"))
-    missing = sorted(r.id for r in decoding if r.id not in tokens and r.id not in left_out)
-    if missing:
-        found.append(Violation(3, f"decodes neither scheduled nor listed as left out: {missing}"))
-    scheduled_decodes = sum(1 for r in decoding if r.id in tokens)
+    if left_out or batch.decodes < len(decoding):
+        tokens = batch.tokens
+        missing = sorted(r.id for r in decoding if r.id not in tokens and r.id not in left_out)
+        if missing:
+            message = f"decodes neither scheduled nor listed as left out: {missing}"
+            found.append(Violation(3, message))
     room = len(decoding)
     if token_budget is not None:
         room = min(room, token_budget)
     if state.kv_free_tokens is not None:
         room = min(room, state.kv_free_tokens)
-    if scheduled_decodes < room:
-        found.append(Violation(3, f"only {scheduled_decodes} decodes scheduled where {room} fit"))
+    if batch.decodes < room:
+        found.append(Violation(3, f"only {batch.decodes} decodes scheduled where {room} fit"))
     return found
 
 
@@ -163,17 +165,13 @@ def _budget_violations(
 
 
 def _chunker_violations(
-    state: SchedulerState,
-    tokens: dict[str, int],
-    requests: dict[str, Request],
-    latency: float,
-    margin: float,
+    state: SchedulerState, batch: _Batch, latency: float, margin: float
 ) -> list[Violation]:
-    """Invariant 7: a chunker batch with prefill meets T_cur (eq. 7) with the margin."""
-    safe = safe_decodes([requests[i] for i in tokens if requests[i].is_decoding], state.now)
-    if not safe:
+    """Invariant 7: a chunker batch with prefill meets T_cur (eq. 7) with the margin, T_cur
+    over the batch's decodes whose deadline has not passed (D_safe, eq. 2)."""
+    if batch.first_deadline == math.inf:
         return []
-    t_cur = min(d.deadline for d in safe) - state.now
+    t_cur = batch.first_deadline - state.now
     if _within(latency * margin, t_cur):
         return []
     message = f"predicted latency {_priced(latency, margin)} exceeds T_cur={t_cur:.6g}s"
@@ -183,13 +181,13 @@ def _chunker_violations(
 def _constructor_violations(
     state: SchedulerState,
     plan: BatchPlan,
-    prefills: dict[str, int],
-    requests: dict[str, Request],
+    batch: _Batch,
     latency: float,
     margin: float,
 ) -> list[Violation]:
     """Invariant 6: a constructor batch runs whole prefills and meets its anchor's slack."""
     found = []
+    prefills, requests = batch.prefills, batch.requests
     for rid, count in prefills.items():
         remaining = requests[rid].remaining_prefill
         if count != remaining:

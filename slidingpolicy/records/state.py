@@ -53,7 +53,9 @@ class SchedulerState:
         decoding: list[Request] = []
         candidates: list[Request] = []
         for request in requests:
-            _check_request(request, now, seen)
+            if type(request) is not Request or request.id in seen or request.arrival > now:
+                _check_request(request, now, seen)
+            seen.add(request.id)
             (decoding if request.is_decoding else candidates).append(request)
         put = object.__setattr__
         put(self, "decoding", tuple(decoding))

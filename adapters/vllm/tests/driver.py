@@ -72,7 +72,7 @@ def drive(
         )
         output = scheduler.schedule()
         assert scheduler.max_num_scheduled_tokens == before.budget, "budget restored"
-        assert scheduler._reserve_prefill_lookahead(probe, 0, 5) == 5, "caps lifted"
+        assert scheduler._reserve_prefill_lookahead(probe, 0, 8) == 8, "caps lifted"
         if check is not None:
             check(scheduler, before, output)
         in_flight.append((output, model_output(scheduler, output)))

@@ -152,3 +152,32 @@ def test_the_plan_orders_and_chunks_prefills_against_fcfs(
 def _budget(policy: str) -> dict[str, int]:
     """A token budget within the harness's max_num_batched_tokens (2048)."""
     return {"token_budget": 2048} if policy == "vllm" else {}
+
+
+@pytest.mark.parametrize("cls", CLASSES)
+def test_a_capped_chunk_keeps_vllms_prefill_lookahead(
+    model_dir: Path, cls: type[SlidingScheduler]
+) -> None:
+    """With a multi-module MTP drafter's lookahead of 4, vLLM never ends a prefill chunk
+    fewer than 4 tokens before the prompt's end; a chunk the plan caps keeps that rule (the
+    cap applies first, then vLLM's own limit). The schedule of
+    `test_the_plan_orders_and_chunks_prefills_against_fcfs`, with r0's prompt 86 tokens:
+    its planned 20-token chunk would stop 2 short, so it runs 18."""
+    config = {"slidingpolicy": {"policy": "sarathi-edf", "options": {"token_budget": 64}}}
+    scheduler = make_scheduler(cls, model_dir, num_blocks=96, additional_config=config)
+    assert isinstance(scheduler, SlidingScheduler)
+    scheduler.num_prefill_lookahead = 4
+    steps: list[dict[str, int]] = []
+
+    def lookahead(s: SlidingScheduler, before: Before, output: SchedulerOutput) -> None:
+        for rid in output.num_scheduled_tokens:
+            left = s.requests[rid].num_prompt_tokens - s.requests[rid].num_computed_tokens
+            assert not 0 < left < 4, f"{rid}'s chunk ends {left} tokens before its prompt's end"
+        steps.append(dict(output.num_scheduled_tokens))
+
+    workload = [
+        Job(prompt=86, output=2, arrive=0, extra={"ttft_slo": 10.0}),
+        Job(prompt=300, output=2, arrive=1, extra={"ttft_slo": 1.0}),
+    ]
+    drive(scheduler, workload, asynchronous=cls is AsyncSlidingScheduler, check=lookahead)
+    assert steps[:6] == [{"r0": 64}] + [{"r1": 64}] * 4 + [{"r1": 44, "r0": 18}]

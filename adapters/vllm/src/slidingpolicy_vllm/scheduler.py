@@ -3,8 +3,9 @@
 One step (`schedule()`): snapshot vLLM's requests, ask the policy for a plan, check it, then
 run vLLM's `schedule()` with the plan applied through vLLM's own mechanisms: the waiting
 queues hold only the planned waiting requests, in plan order; this step's token budget is
-the plan's total; `_reserve_prefill_lookahead` caps each request at its planned tokens (0 =
-not this step). Everything is restored in `finally`. If the snapshot or the policy raises, or
+the plan's total; a request vLLM would give more than planned is capped at the plan's
+tokens (0 = not this step) through `_reserve_prefill_lookahead`, whose own limit then applies.
+Everything is restored in `finally`. If the snapshot or the policy raises, or
 the plan breaks an invariant, vLLM schedules the step itself, and the fault is counted in
 `sliding_faults` and logged once per kind. `update_from_output` feeds the measured step time
 of what really ran to the policy's `observe`.
@@ -12,7 +13,6 @@ of what really ran to the policy's `observe`.
 
 from __future__ import annotations
 
-import itertools
 import logging
 import time
 from collections import Counter, deque
@@ -37,9 +37,8 @@ from vllm.v1.outputs import ModelRunnerOutput
 from vllm.v1.request import Request as VllmRequest
 
 from slidingpolicy_vllm.config import RECORD, SECTION, AdapterConfig
-from slidingpolicy_vllm.guard import check_attributes, check_vllm
+from slidingpolicy_vllm.guard import HOOK, check_attributes, check_vllm
 from slidingpolicy_vllm.snapshot import (
-    SCHEDULABLE_WAITING,
     Slo,
     request_slo,
     schedulable_waiting,
@@ -55,11 +54,14 @@ THROUGHPUT_DECAY = 0.9
 
 @attrs.frozen(slots=True)
 class Decision:
-    """What the adapter decided for one step: the snapshot, the plan, and why it fell back."""
+    """What the adapter decided for one step: the snapshot, the plan, and why it fell back;
+    and the waiting requests of the snapshot by id (with whether they hold KV blocks), in
+    queue order."""
 
     state: SchedulerState | None
     plan: BatchPlan | None
     fallback: str | None
+    waiting: dict[str, tuple[VllmRequest, bool]] = attrs.field(factory=dict, repr=False)
 
 
 @attrs.define(slots=True)
@@ -127,7 +129,7 @@ class SlidingScheduler(Scheduler):
         self._throughput = self.sliding_config.prefill_throughput
         self._default_slo = Slo(self.sliding_config.ttft_slo, self.sliding_config.tbt_slo)
         self._known: dict[str, Known] = {}
-        self._caps: dict[str, int] | None = None
+        self._caps: dict[str, int] = {}
         self._pending: deque[Step] = deque()
         self._last_done = 0.0
         path = self.sliding_config.trace
@@ -136,8 +138,8 @@ class SlidingScheduler(Scheduler):
     def schedule(self, throttle_prefills: bool = False) -> SchedulerOutput:
         """vLLM's step, as the policy planned it (or vLLM's own when the policy fails)."""
         decision = self.sliding_decision = self._decide()
-        if decision.fallback is None and decision.plan is not None:
-            output = self._schedule_plan(decision.plan, throttle_prefills)
+        if decision.fallback is None and decision.state is not None and decision.plan is not None:
+            output = self._schedule_plan(decision, decision.state, decision.plan, throttle_prefills)
         else:
             output = super().schedule(throttle_prefills)
         if self._trace is not None and decision.state is not None and decision.plan is not None:
@@ -166,14 +168,19 @@ class SlidingScheduler(Scheduler):
             self._trace.close()
         super().shutdown()
 
-    def _reserve_prefill_lookahead(
+    def _capped_lookahead(
         self, request: VllmRequest, num_computed_tokens: int, num_new_tokens: int
     ) -> int:
-        """vLLM's own limit, capped at the request's planned tokens while a plan applies."""
-        allowed = super()._reserve_prefill_lookahead(request, num_computed_tokens, num_new_tokens)
-        if self._caps is None:
-            return allowed
-        return min(allowed, self._caps.get(request.request_id, 0))
+        """vLLM's `_reserve_prefill_lookahead` of the request's tokens capped at the plan's:
+        installed on the instance while a plan with binding caps applies (vLLM calls the hook
+        for every request it schedules), so that vLLM's own limit holds for the capped
+        chunk and a step with no binding cap pays nothing."""
+        cap = self._caps.get(request.request_id)
+        if cap is not None and cap < num_new_tokens:
+            num_new_tokens = cap
+        return Scheduler._reserve_prefill_lookahead(
+            self, request, num_computed_tokens, num_new_tokens
+        )
 
     def _fault(self, kind: str, detail: object) -> None:
         """Count a fault; log the first of each kind."""
@@ -186,35 +193,46 @@ class SlidingScheduler(Scheduler):
                 detail,
             )
 
-    def _snapshot(self, now: float) -> SchedulerState:
+    def _snapshot(self, now: float) -> tuple[SchedulerState, dict[str, tuple[VllmRequest, bool]]]:
         """The state the policy decides on: every request vLLM could schedule now, each
-        record carried over from the last step unless its counts changed."""
+        record carried over from the last step unless its counts changed; and the waiting
+        ones by id, with whether they hold KV blocks, in queue order."""
         requests: list[Request] = []
         known = self._known
         if len(known) > 2 * len(self.requests) + 64:
             self._known = known = {
                 rid: k for rid, k in known.items() if self.requests.get(rid) is k.request
             }
-        waiting = schedulable_waiting((self.kv_holding_waiting, self.waiting))
-        for request in itertools.chain(self.running, waiting):
-            seen = known.get(request.request_id)
-            if seen is None or seen.request is not request:
-                slo = request_slo(request, self._default_slo)
-                if slo.problem is not None:
-                    self._fault("SLO metadata rejected, defaults used", slo.problem)
-                arrival = max(request.arrival_time - self._epoch, 0.0)
-                seen = known[request.request_id] = Known(request, slo, arrival)
-            record = seen.record = to_request(
-                request, seen.slo, min(seen.arrival, now), seen.record
-            )
+        for request in self.running:
+            record = self._record(request, now)
             if record is not None:
                 requests.append(record)
-        return SchedulerState(now, tuple(requests), self._throughput)
+        waiting: dict[str, tuple[VllmRequest, bool]] = {}
+        for holding, queue in ((True, self.kv_holding_waiting), (False, self.waiting)):
+            for request in schedulable_waiting((queue,)):
+                record = self._record(request, now)
+                if record is not None:
+                    requests.append(record)
+                    waiting[record.id] = request, holding
+        return SchedulerState(now, tuple(requests), self._throughput), waiting
+
+    def _record(self, request: VllmRequest, now: float) -> Request | None:
+        """The request's record now (`to_request`), kept for the next step."""
+        seen = self._known.get(request.request_id)
+        if seen is None or seen.request is not request:
+            slo = request_slo(request, self._default_slo)
+            if slo.problem is not None:
+                self._fault("SLO metadata rejected, defaults used", slo.problem)
+            arrival = max(request.arrival_time - self._epoch, 0.0)
+            seen = self._known[request.request_id] = Known(request, slo, arrival)
+        arrival = seen.arrival if seen.arrival <= now else now
+        seen.record = to_request(request, seen.slo, arrival, seen.record)
+        return seen.record
 
     def _decide(self) -> Decision:
         """Snapshot, plan, check; any failure becomes a fallback with its reason."""
         try:
-            state = self._snapshot(time.time() - self._epoch)
+            state, waiting = self._snapshot(time.time() - self._epoch)
         except Exception as error:
             reason = f"snapshot raised {type(error).__name__}"
             self._fault(reason, error)
@@ -225,35 +243,41 @@ class SlidingScheduler(Scheduler):
         except Exception as error:
             reason = f"policy raised {type(error).__name__}"
             self._fault(reason, error)
-            return Decision(state, None, reason)
+            return Decision(state, None, reason, waiting)
         if self.sliding_config.check_plans:
             violations = check_plan(state, plan, token_budget=policy.token_budget)
             if violations:
                 reason = f"plan breaks invariant {violations[0].invariant}"
                 self._fault(reason, "; ".join(map(str, violations)))
-                return Decision(state, plan, reason)
+                return Decision(state, plan, reason, waiting)
         self.sliding_pstate = pstate
-        return Decision(state, plan, None)
+        return Decision(state, plan, None, waiting)
 
-    def _schedule_plan(self, plan: BatchPlan, throttle_prefills: bool) -> SchedulerOutput:
+    def _schedule_plan(
+        self, decision: Decision, state: SchedulerState, plan: BatchPlan, throttle_prefills: bool
+    ) -> SchedulerOutput:
         """Run vLLM's `schedule()` with the plan's order, budget and caps; restore after."""
-        caps = plan.tokens_of()
-        holding = set(self.kv_holding_waiting)
+        tokens = plan.tokens_of()
         waiting_plan: list[VllmRequest] = []
         holding_plan: list[VllmRequest] = []
-        for rid in caps:
-            request = self.requests[rid]
-            if request.status in SCHEDULABLE_WAITING:
-                (holding_plan if request in holding else waiting_plan).append(request)
+        for rid in tokens:
+            found = decision.waiting.get(rid)
+            if found is not None:
+                (holding_plan if found[1] else waiting_plan).append(found[0])
+        caps = binding_caps(state, tokens)
         saved = (self.waiting, self.kv_holding_waiting, self.max_num_scheduled_tokens)
         self.waiting = _queue(waiting_plan)
         self.kv_holding_waiting = _queue(holding_plan)
         self.max_num_scheduled_tokens = min(saved[2], plan.total_tokens)
-        self._caps = caps
+        if caps:
+            self._caps = caps
+            setattr(self, HOOK, self._capped_lookahead)
         try:
             return super().schedule(throttle_prefills)
         finally:
-            self._caps = None
+            if caps:
+                delattr(self, HOOK)
+                self._caps = {}
             self.max_num_scheduled_tokens = saved[2]
             self.waiting = _restore(saved[0], self.waiting, waiting_plan)
             self.kv_holding_waiting = _restore(saved[1], self.kv_holding_waiting, holding_plan)
@@ -270,13 +294,24 @@ class SlidingScheduler(Scheduler):
         state = step.decision.state
         if state is None or not output.num_scheduled_tokens:
             return
-        by_id = {r.id: r for r in state.requests}
-        ran = [Allocation(rid, n) for rid, n in output.num_scheduled_tokens.items() if rid in by_id]
-        prefill = sum(a.tokens for a in ran if not by_id[a.request_id].is_decoding)
+        plan = step.decision.plan
+        planned = {a.request_id: a for a in plan.allocations} if plan is not None else {}
+        ran: list[Allocation] = []
+        prefill = 0
+        for rid, tokens in output.num_scheduled_tokens.items():
+            request = state.request(rid)
+            if request is None:
+                continue
+            same = planned.get(rid)
+            ran.append(
+                same if same is not None and same.tokens == tokens else Allocation(rid, tokens)
+            )
+            if not request.is_decoding:
+                prefill += tokens
         if prefill and latency > 0:
             rate = prefill / latency
             self._throughput = THROUGHPUT_DECAY * self._throughput + (1 - THROUGHPUT_DECAY) * rate
-        base = step.decision.plan or BatchPlan((), "vllm", 0, 0.0)
+        base = plan or BatchPlan((), "vllm", 0, 0.0)
         executed = attrs.evolve(base, allocations=tuple(ran), prefill_budget=prefill)
         try:
             self.sliding_pstate = self.sliding_policy.observe(
@@ -284,6 +319,19 @@ class SlidingScheduler(Scheduler):
             )
         except Exception as error:
             self._fault(f"observe raised {type(error).__name__}", error)
+
+
+def binding_caps(state: SchedulerState, tokens: dict[str, int]) -> dict[str, int]:
+    """The planned tokens of the requests vLLM would otherwise give more: a prefill chunk
+    short of its remainder, 0 for a candidate or decode the plan leaves out. (vLLM gives a
+    request at most what it has left, so a decode's one token and a whole remainder need no
+    cap; waiting requests the plan leaves out are not in the queues vLLM reads.)"""
+    caps = {d.id: 0 for d in state.decoding if d.id not in tokens}
+    for candidate in state.prefill_candidates:
+        planned = tokens.get(candidate.id, 0)
+        if planned < candidate.remaining_prefill:
+            caps[candidate.id] = planned
+    return caps
 
 
 def _queue(requests: Iterable[VllmRequest]) -> RequestQueue:

@@ -70,31 +70,22 @@ def request_slo(request: VllmRequest, default: Slo) -> Slo:
     return Slo(float(found["ttft"]), float(found["tbt"]), bool(found["protected"]), problem)
 
 
-def tokens_needed(request: VllmRequest) -> int:
-    """The tokens vLLM would schedule for `request` with no budget: what is not yet cached."""
-    return (
-        request.num_tokens_with_spec + request.num_output_placeholders - request.num_computed_tokens
-    )
-
-
-def at_output_limit(request: VllmRequest) -> bool:
-    """Async scheduling: the step in flight already reaches `max_tokens` (vLLM skips it)."""
-    return (
-        request.num_output_placeholders > 0
-        and request.num_computed_tokens + 2 - request.num_output_placeholders
-        >= request.num_prompt_tokens + request.max_tokens
-    )
-
-
 def record_counts(request: VllmRequest) -> tuple[int, int, int] | None:
     """(prompt_tokens, prefilled, generated) of the record of a request vLLM could schedule
-    now; None when it has nothing to run."""
-    need = tokens_needed(request)
-    if need <= 0 or at_output_limit(request):
-        return None
+    now; None when it has nothing to run.
+
+    vLLM's own reckoning in `schedule()`: it would schedule what is not yet cached (`need`,
+    with no budget), and under async scheduling it skips a request whose step in flight
+    already reaches `max_tokens`."""
+    placeholders = request.num_output_placeholders
     computed = request.num_computed_tokens
-    produced = request.num_output_tokens + request.num_output_placeholders
+    need = request.num_tokens_with_spec + placeholders - computed
     prompt = request.num_prompt_tokens
+    if need <= 0 or (
+        placeholders > 0 and computed + 2 - placeholders >= prompt + request.max_tokens
+    ):
+        return None
+    produced = request.num_output_tokens + placeholders
     if produced >= 1 and need == 1 and computed >= prompt:
         return prompt, prompt, produced
     return computed + need, computed, produced

@@ -143,9 +143,14 @@ def misses_ttft(request: Request, now: float, throughput: float) -> bool:
 def relegate(
     requests: Iterable[Request], previous: Iterable[str], now: float, throughput: float
 ) -> frozenset[str]:
-    """The live ids relegated before, plus every request meeting the condition now."""
+    """The live ids relegated before, plus every request meeting the condition now (only a
+    request not started can: the condition is not evaluated for the others)."""
     before = frozenset(previous)
-    return frozenset(r.id for r in requests if r.id in before or misses_ttft(r, now, throughput))
+    return frozenset(
+        r.id
+        for r in requests
+        if r.id in before or (r.prefilled == 0 and misses_ttft(r, now, throughput))
+    )
 
 
 def hybrid_key(

@@ -69,8 +69,20 @@ class _HookNotCalled(Scheduler):
         return None
 
 
+class _AdmitsPastFullSlots(Scheduler):
+    def schedule(self, throttle_prefills: bool = False) -> Any:
+        """Calls the hook for both queues but never stops admission at full slots."""
+        self._reserve_prefill_lookahead(None, 0, 0)  # type: ignore[arg-type]
+        self._reserve_prefill_lookahead(None, 0, 0)  # type: ignore[arg-type]
+
+
 @pytest.mark.parametrize(
-    ("scheduler", "problem"), [(_OtherHook, "is not"), (_HookNotCalled, "calls")]
+    ("scheduler", "problem"),
+    [
+        (_OtherHook, "is not"),
+        (_HookNotCalled, "calls"),
+        (_AdmitsPastFullSlots, "no longer stops admitting"),
+    ],
 )
 def test_a_changed_hook_is_refused(scheduler: type[Scheduler], problem: str) -> None:
     with pytest.raises(UnsupportedVllmError, match=problem):

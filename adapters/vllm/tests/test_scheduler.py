@@ -91,6 +91,54 @@ def test_tokens_follow_the_plan_and_every_request_finishes(
 
 
 @pytest.mark.parametrize("cls", CLASSES)
+@pytest.mark.parametrize("policy", ["slidingserve", "sarathi-edf"])
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(workload=jobs(max_prompt=120))
+def test_full_running_slots_admit_no_planned_waiting_request(
+    model_dir: Path, cls: type[SlidingScheduler], policy: str, workload: list[Job]
+) -> None:
+    """With 2 running slots, the steps where they are full leave the planned waiting
+    requests out (vLLM could not admit them), and every request still finishes."""
+    config = {"slidingpolicy": {"policy": policy}}
+    scheduler = make_scheduler(
+        cls, model_dir, num_blocks=96, max_num_seqs=2, additional_config=config
+    )
+    assert isinstance(scheduler, SlidingScheduler)
+    requests = drive(
+        scheduler, workload, asynchronous=cls is AsyncSlidingScheduler, check=follows_plan
+    )
+    assert all(requests[f"r{i}"].num_output_tokens == job.output for i, job in enumerate(workload))
+    assert scheduler.kv_cache_manager.block_pool.get_num_free_blocks() == 96, "no KV block leaks"
+    assert not scheduler.sliding_faults
+
+
+@pytest.mark.parametrize("cls", CLASSES)
+def test_full_running_slots_do_occur_with_waiting_requests_planned(
+    model_dir: Path, cls: type[SlidingScheduler]
+) -> None:
+    """The case above is met: steps with both slots running and waiting requests planned."""
+    config = {"slidingpolicy": {"policy": "sarathi-edf"}}
+    scheduler = make_scheduler(
+        cls, model_dir, num_blocks=96, max_num_seqs=2, additional_config=config
+    )
+    assert isinstance(scheduler, SlidingScheduler)
+    full: list[int] = []
+
+    def count(s: SlidingScheduler, before: Before, output: SchedulerOutput) -> None:
+        follows_plan(s, before, output)
+        assert s.sliding_decision is not None
+        assert s.sliding_decision.plan is not None
+        planned = set(s.sliding_decision.plan.tokens_of())
+        if len(before.running) == 2 and planned & before.waiting:
+            full.append(len(planned & before.waiting))
+            assert not planned & before.waiting & set(output.num_scheduled_tokens)
+
+    workload = [Job(prompt=30, output=8, arrive=0) for _ in range(5)]
+    drive(scheduler, workload, asynchronous=cls is AsyncSlidingScheduler, check=count)
+    assert full, "no step had both slots full and a waiting request planned"
+
+
+@pytest.mark.parametrize("cls", CLASSES)
 @settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(workload=jobs(max_prompt=120))
 def test_preemption_under_a_tiny_kv_cache_keeps_every_request_alive(

@@ -2,8 +2,10 @@
 
 The adapter relies on private parts of vLLM's `Scheduler`: `_reserve_prefill_lookahead`
 (called in both the running and the waiting loop of `schedule()`, 0 meaning "not this step"),
-`max_num_scheduled_tokens`, and the `waiting` / `kv_holding_waiting` queues. They change
-between minor releases, so only the series the adapter was tested on is accepted.
+`max_num_scheduled_tokens`, the `waiting` / `kv_holding_waiting` queues, and the running
+slots (`max_num_active_reqs`, `num_waiting_for_streaming_input`: no waiting request is
+admitted once they are full). They change between minor releases, so only the series the
+adapter was tested on is accepted.
 """
 
 from __future__ import annotations
@@ -22,7 +24,22 @@ HOOK_PARAMETERS = ("self", "request", "num_computed_tokens", "num_new_tokens")
 HOOK_CALLS = 2
 """`schedule()` calls the hook once for running and once for waiting requests."""
 
-ATTRIBUTES = ("max_num_scheduled_tokens", "waiting", "kv_holding_waiting", "running", "requests")
+ADMISSION = (
+    "num_running = len(self.running) + self.num_waiting_for_streaming_input",
+    "if num_running >= self.max_num_active_reqs:",
+)
+"""The lines of `schedule()`'s waiting loop that stop admission when the running slots are
+full (the adapter then queues no waiting request)."""
+
+ATTRIBUTES = (
+    "max_num_scheduled_tokens",
+    "waiting",
+    "kv_holding_waiting",
+    "running",
+    "requests",
+    "max_num_active_reqs",
+    "num_waiting_for_streaming_input",
+)
 
 
 class UnsupportedVllmError(RuntimeError):
@@ -52,11 +69,18 @@ def check_vllm(version: str = vllm.__version__, scheduler: type[Scheduler] = Sch
         raise UnsupportedVllmError(
             f"vLLM {version}: Scheduler.{HOOK}{parameters} is not {HOOK}{HOOK_PARAMETERS}"
         )
-    calls = inspect.getsource(scheduler.schedule).count(f"self.{HOOK}(")
+    source = inspect.getsource(scheduler.schedule)
+    calls = source.count(f"self.{HOOK}(")
     if calls != HOOK_CALLS:
         raise UnsupportedVllmError(
             f"vLLM {version}: Scheduler.schedule() calls {HOOK}() {calls} times, "
             f"not {HOOK_CALLS} (once per queue): per-request caps would not hold"
+        )
+    missing = [line for line in ADMISSION if line not in source]
+    if missing:
+        raise UnsupportedVllmError(
+            f"vLLM {version}: Scheduler.schedule() no longer stops admitting waiting requests "
+            f"with {missing}: the adapter could leave out requests vLLM would admit"
         )
 
 

@@ -125,16 +125,13 @@ def repeated_pieces(
     candidates can be skipped."""
     if fill.decodes == 0 or not pieces:
         return set()
-    remaining, contexts, starts = fill.remaining, fill.contexts, fill.starts
+    remaining, starts = fill.remaining, fill.starts
+    shapes = list(zip(remaining, fill.contexts, strict=True))
     skipped: set[int] = set()
     ahead = False
     """Whether piece j + 2 met the deadline throughout, for j + 1 in the same run."""
     for j in range(min(pieces[-1], fill.request_at(budget_sum) - 3), max(pieces[0], 1) - 1, -1):
-        shape = remaining[j], contexts[j]
-        alike = shape[0] >= 2 and all(
-            (remaining[i], contexts[i]) == shape for i in (j - 1, j + 1, j + 2)
-        )
-        if not alike:
+        if not (remaining[j] >= 2 and shapes[j - 1] == shapes[j] == shapes[j + 1] == shapes[j + 2]):
             ahead = False
             continue
         ahead = ahead or (
@@ -156,16 +153,16 @@ def piece_candidates(
     base = fill.starts[k]
     c_lo, c_hi = max(1, lo_b - base), min(fill.remaining[k], hi_b - base)
     now = fill.closing_chunk(k)
-    then, whole = fill.next_head(k, budget_sum)
+    then, whole, rest = fill.next_head(k, budget_sum)
     top = _feasible_top(fill, k, now, max(2, c_lo), c_hi, deadline)
     found = []
     if c_lo == 1 and (one := fill.prefix(base + 1)) <= deadline:
         left = whole - 1
-        then_cost = then(left) if left >= 2 else fill.price(base + 1, budget_sum, 1)
+        then_cost = then(left) if left >= 2 else fill.head_price(rest, k, whole, left)
         found.append((base + 1, one + then_cost))
     for c in (whole - 1, whole):
         if max(2, c_lo) <= c <= top:
-            found.append((base + c, now(c) + fill.price(base + c, budget_sum, 1)))
+            found.append((base + c, now(c) + fill.head_price(rest, k, whole, whole - c)))
     lo, hi = max(2, c_lo), min(top, whole - 2)
     for a, b in _tile_spans(now, then, whole, lo, hi):
         for c in _convex_candidates(now.smooth(), then.smooth(), whole, a, b):

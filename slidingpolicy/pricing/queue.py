@@ -51,7 +51,8 @@ class Piece:
     peak: int
 
     def __call__(self, c: int) -> float:
-        return self.base + c * (self.slope + self.curve * c) + self.peak_weight * max(self.peak, c)
+        top = c if c > self.peak else self.peak
+        return self.base + c * (self.slope + self.curve * c) + self.peak_weight * top
 
     def smooth(self) -> Piece:
         """The piece without a tile step: itself."""

@@ -20,7 +20,8 @@ step must not decide between costs that are equal in exact arithmetic."""
 def largest_least(bs: Sequence[int], costs: Sequence[float]) -> int:
     """The largest b whose cost is within TIE of the least."""
     least = min(costs)
-    return max(b for b, cost in zip(bs, costs, strict=True) if cost <= least + TIE * abs(least))
+    bound = least + TIE * abs(least)
+    return max(b for b, cost in zip(bs, costs, strict=True) if cost <= bound)
 
 
 def two_step_cost(fill: PricedQueue, b: int, budget_sum: int) -> float:
@@ -33,14 +34,14 @@ def _convex_candidates(now: Piece, then: Piece, whole: int, lo: int, hi: int) ->
 
     The sum is convex and quadratic between its two kinks (c = now.peak, c = whole −
     then.peak), so its minimum lies at an end, a kink, or the floor or ceiling of the vertex
-    of the quadratic on some region.
+    of the quadratic on some region (a zero peak weight makes two regions' slopes one).
     """
     points = {lo, hi, now.peak, now.peak + 1, whole - then.peak, whole - then.peak - 1}
     curve = now.curve + then.curve
     if curve > 0.0:
         base_slope = now.slope - then.slope - 2.0 * then.curve * whole
-        for rising in (0.0, now.peak_weight):
-            for falling in (0.0, then.peak_weight):
+        for rising in {0.0, now.peak_weight}:
+            for falling in {0.0, then.peak_weight}:
                 vertex = -(base_slope + rising - falling) / (2.0 * curve)
                 if lo - 1 <= vertex <= hi + 1:
                     points.update((math.floor(vertex), math.ceil(vertex)))

@@ -132,6 +132,11 @@ class PricedQueue:
     wholes: tuple[Terms, ...]
     _prices: dict[int, float] = attrs.field(factory=dict, init=False, eq=False, repr=False)
     """Prices of greedy fills already asked for (`prefix`): a plan asks for a few, often."""
+    budgets: dict[tuple[float, int], int] = attrs.field(
+        factory=dict, init=False, eq=False, repr=False
+    )
+    """TimeToBudget answers already found, by (target, limit) (`budget.fill_budget`): the
+    chunker asks for B* = TimeToBudget(T_cur) and its split again for its bound."""
 
     @classmethod
     def of_lengths(

@@ -82,11 +82,12 @@ def greedy_fill(remaining: Sequence[int], budget: int) -> list[int]:
     chunks = []
     left = budget
     for r in remaining:
-        if left <= 0:
+        if r >= left:
+            if left > 0:
+                chunks.append(left)
             break
-        take = min(r, left)
-        chunks.append(take)
-        left -= take
+        chunks.append(r)
+        left -= r
     return chunks
 
 

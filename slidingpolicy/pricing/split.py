@@ -91,11 +91,9 @@ def exact_split(fill: PricedQueue, budget_sum: int, cap: int, deadline: float) -
     budget_sum = min(budget_sum, 2 * cap)
     lo_b = max(0, budget_sum - cap)
     hi_b = min(budget_sum, fill_budget(fill, deadline, cap))
-    bs: list[int] = []
-    costs: list[float] = []
+    candidates: list[tuple[int, float]] = []
     if lo_b == 0:
-        bs.append(0)
-        costs.append(two_step_cost(fill, 0, budget_sum))
+        candidates.append((0, two_step_cost(fill, 0, budget_sum)))
     first = fill.request_at(max(lo_b, 1))
     pieces: Sequence[int] = range(first, fill.request_at(hi_b) + 1 if hi_b > lo_b else first)
     if fill.predictor.tile is None:
@@ -105,14 +103,12 @@ def exact_split(fill: PricedQueue, budget_sum: int, cap: int, deadline: float) -
             found, found_costs, pieces = vector_candidates(
                 fill, np.array(pieces), budget_sum, lo_b, hi_b, deadline
             )
-            bs.extend(found.tolist())
-            costs.extend(found_costs.tolist())
+            candidates.extend(zip(found.tolist(), found_costs.tolist(), strict=True))
     for k in pieces:
-        for b, cost in piece_candidates(fill, k, budget_sum, lo_b, hi_b, deadline):
-            bs.append(b)
-            costs.append(cost)
-    if not bs:
+        candidates.extend(piece_candidates(fill, k, budget_sum, lo_b, hi_b, deadline))
+    if not candidates:
         return fill_budget(fill, deadline, lo_b)
+    bs, costs = zip(*candidates, strict=True)
     return largest_least(bs, costs)
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 
 from slidingpolicy.records.request import Request
@@ -27,8 +26,10 @@ def window_deadlines(decodes: Sequence[Request], now: float, window: int) -> tup
     earliest: dict[float, float] = {}
     for d in decodes:
         deadline = d.deadline
-        if deadline > now and deadline < earliest.get(d.tbt_slo, math.inf):
-            earliest[d.tbt_slo] = deadline
+        if deadline > now:
+            known = earliest.get(d.tbt_slo)
+            if known is None or deadline < known:
+                earliest[d.tbt_slo] = deadline
     if not earliest:
         return ()
     return tuple(min(d - now + j * tbt for tbt, d in earliest.items()) for j in range(window))

@@ -95,7 +95,16 @@ def _within_piece(fill: PricedQueue, k: int, start: int, hi: int, target: float)
 
 
 def fill_budget(fill: PricedQueue, target: float, limit: int) -> int:
-    """The largest b ≤ limit with T̂(decodes + greedy fill of b tokens) ≤ target, else 0."""
+    """The largest b ≤ limit with T̂(decodes + greedy fill of b tokens) ≤ target, else 0
+    (found once per queue, target and limit: `PricedQueue.budgets`)."""
+    known = fill.budgets.get((target, limit))
+    if known is None:
+        known = fill.budgets[target, limit] = _search(fill, target, limit)
+    return known
+
+
+def _search(fill: PricedQueue, target: float, limit: int) -> int:
+    """`fill_budget`, searched: the scenario segments top first, then the exception points."""
     limit = min(limit, fill.total)
     if fill.prefix(limit) <= target:
         return max(limit, 0)

@@ -51,7 +51,8 @@ class Piece:
     peak: int
 
     def __call__(self, c: int) -> float:
-        return self.base + c * (self.slope + self.curve * c) + self.peak_weight * max(self.peak, c)
+        top = c if c > self.peak else self.peak
+        return self.base + c * (self.slope + self.curve * c) + self.peak_weight * top
 
     def smooth(self) -> Piece:
         """The piece without a tile step: itself."""
@@ -81,11 +82,12 @@ def greedy_fill(remaining: Sequence[int], budget: int) -> list[int]:
     chunks = []
     left = budget
     for r in remaining:
-        if left <= 0:
+        if r >= left:
+            if left > 0:
+                chunks.append(left)
             break
-        take = min(r, left)
-        chunks.append(take)
-        left -= take
+        chunks.append(r)
+        left -= r
     return chunks
 
 
@@ -131,6 +133,11 @@ class PricedQueue:
     wholes: tuple[Terms, ...]
     _prices: dict[int, float] = attrs.field(factory=dict, init=False, eq=False, repr=False)
     """Prices of greedy fills already asked for (`prefix`): a plan asks for a few, often."""
+    budgets: dict[tuple[float, int], int] = attrs.field(
+        factory=dict, init=False, eq=False, repr=False
+    )
+    """TimeToBudget answers already found, by (target, limit) (`budget.fill_budget`): the
+    chunker asks for B* = TimeToBudget(T_cur) and its split again for its bound."""
 
     @classmethod
     def of_lengths(
@@ -273,18 +280,28 @@ class PricedQueue:
         """T̂ of the greedy fill that ends with a chunk c ≥ 2 of request k, as a function of c."""
         return self._piece(self.wholes[k], self.contexts[k], 0)
 
-    def next_head(self, k: int, end: int) -> tuple[Piece, int]:
+    def next_head(self, k: int, end: int) -> tuple[Piece, int, Terms]:
         """T̂ of the next iteration, running [b, end) for b inside request k, as a function of
-        the head chunk h ≥ 2 left of request k; and the h at which b = starts[k]."""
+        the head chunk h ≥ 2 left of request k; the h at which b = starts[k]; and the features
+        of that iteration without its head chunk (the decodes a step on, requests k+1..e−1
+        whole and e's chunk), for `head_price`."""
         e = self.request_at(end)
         if k < e:
             whole = self.remaining[k]
-            terms = add_chunk(self._span(k + 1, e, 1), end - self.starts[e], self.contexts[e])
+            rest = add_chunk(self._span(k + 1, e, 1), end - self.starts[e], self.contexts[e])
         else:
             whole = end - self.starts[k]
-            terms = self._decodes(1)
+            rest = self._decodes(1)
         # The head chunk h = whole − c holds context u + c = u + whole − h.
-        return self._piece(terms, self.contexts[k] + whole, -1), whole
+        return self._piece(rest, self.contexts[k] + whole, -1), whole, rest
+
+    def head_price(self, rest: Terms, k: int, whole: int, h: int) -> float:
+        """`price(b, end, 1)` for the b that leaves h ≥ 0 tokens of request k to the next
+        iteration, from `next_head`'s `whole` and `rest`: the same features, so the same float,
+        without locating the interval again."""
+        if h == 0:
+            return self.predictor.price(rest)
+        return self.predictor.price(add_chunk(rest, h, self.contexts[k] + whole - h))
 
     @functools.cached_property
     def columns(self) -> Columns:

@@ -18,8 +18,18 @@ def window_deadlines(decodes: Sequence[Request], now: float, window: int) -> tup
     W_j = min over D_safe of (s_i + (j − 1)·L_tbt_i): W_1 = T_cur (eq. 7) and
     W_2 − W_1 = T_next (eq. 8). Empty when D_safe is empty (no TBT constraint). (In IEEE
     arithmetic d − t > 0 exactly when d > t, so the filter is eq. 2's.)
+
+    One pass keeps the earliest safe deadline per L_tbt: d − t and s + (j − 1)·L_tbt round
+    monotonically in d, so the minimum over each L_tbt's decodes is its earliest deadline's
+    term, the same float.
     """
-    safe = [(s, d.tbt_slo) for d in decodes if (s := d.deadline - now) > 0.0]
-    if not safe:
+    earliest: dict[float, float] = {}
+    for d in decodes:
+        deadline = d.deadline
+        if deadline > now:
+            known = earliest.get(d.tbt_slo)
+            if known is None or deadline < known:
+                earliest[d.tbt_slo] = deadline
+    if not earliest:
         return ()
-    return tuple(min(s + j * tbt for s, tbt in safe) for j in range(window))
+    return tuple(min(d - now + j * tbt for tbt, d in earliest.items()) for j in range(window))

@@ -52,7 +52,8 @@ def mlps_keys(now: float, throughput: float, config: SlidingConfig) -> Callable[
 
     late_i = 1 when the TTFT deadline has passed and `demote_late` is on (§7.2), else 0.
     With `level_order="deadline"` the TTFT deadline takes r_i's place inside each level.
-    The configuration is read once, not once per request: this runs on every plan.
+    The configuration is read once, not once per request, and max(s_i, ε) is a conditional
+    rather than a call to `max` (the same float): this runs on every candidate of every plan.
     """
     demote, urgent_first = config.demote_late, config.urgent_first
     alpha, epsilon = config.urgency_threshold, config.epsilon
@@ -61,7 +62,8 @@ def mlps_keys(now: float, throughput: float, config: SlidingConfig) -> Callable[
     def key(request: Request) -> MlpsKey:
         deadline = request.deadline
         remaining = request.remaining_prefill
-        urgent = remaining / (throughput * max(deadline - now, epsilon)) > alpha
+        slack = deadline - now
+        urgent = remaining / (throughput * (epsilon if epsilon > slack else slack)) > alpha
         return (
             0 if request.protected else 1,
             1 if demote and deadline <= now else 0,

@@ -40,6 +40,31 @@ def test_time_to_budget_equals_a_linear_scan(
         assert fill_budget(fill, target, limit) == scan_budget(explicit, target)
 
 
+@given(predictors(tiles=True), st.lists(st.integers(1, 200), max_size=4), queues, st.data())
+@settings(max_examples=200)
+def test_a_remembered_budget_is_the_one_searched_afresh(
+    predictor: LatencyPredictor,
+    decodes: list[int],
+    queue: list[tuple[int, int]],
+    data: st.DataObject,
+) -> None:
+    """`fill_budget` answers a repeated (target, limit) from `PricedQueue.budgets`: what a
+    fresh queue, which remembers nothing, searches."""
+    remaining, contexts = [r for r, _ in queue], [u for _, u in queue]
+    fill = PricedQueue.of_lengths(predictor, decodes, remaining, contexts)
+    asks = data.draw(
+        st.lists(
+            st.tuples(st.floats(0.0, 2 * fill.price(0, fill.total)), st.integers(0, 90)),
+            min_size=1,
+            max_size=6,
+        )
+    )
+    for target, limit in asks + asks:
+        fresh = PricedQueue.of_lengths(predictor, decodes, remaining, contexts)
+        assert fill_budget(fill, target, limit) == fill_budget(fresh, target, limit)
+    assert set(fill.budgets) == set(asks)
+
+
 def test_bisection_alone_would_miss_the_answer() -> None:
     """A 1-token chunk is a decode (eq. 4): here the mixed model prices b = 3 (chunk 2 of the
     second request) below b = 2 (its 1-token chunk, decode scenario), so T̂ dips."""

@@ -25,7 +25,15 @@ from slidingpolicy.pricing.queue import PricedQueue
 from slidingpolicy.stages.admit import admit
 from slidingpolicy.stages.deadlines import window_deadlines
 from slidingpolicy.stages.order import order_candidates
-from tests.strategies import NOW, configs, predictors, pressed_states, realistic_predictors, states
+from tests.strategies import (
+    NOW,
+    configs,
+    decoding_requests,
+    predictors,
+    pressed_states,
+    realistic_predictors,
+    states,
+)
 
 any_predictor = st.one_of(predictors(), realistic_predictors())
 
@@ -92,6 +100,22 @@ def test_pressed_states_reach_the_constructor() -> None:
 
     record()
     assert seen["constructor"] >= 20, seen
+
+
+@st.composite
+def decode_sets(draw: st.DrawFn) -> list[Request]:
+    return [draw(decoding_requests(f"d{i}")) for i in range(draw(st.integers(0, 12)))]
+
+
+@given(decode_sets(), st.floats(NOW - 1.0, NOW + 1.0), st.integers(1, 4))
+@settings(max_examples=300)
+def test_window_deadlines_are_the_minimum_over_the_safe_decodes(
+    decodes: list[Request], now: float, window: int
+) -> None:
+    """W_j = min over D_safe of s_i + (j − 1)·L_tbt_i (eq. 7–8), float for float."""
+    safe = [(d.deadline - now, d.tbt_slo) for d in decodes if d.deadline - now > 0.0]
+    expected = tuple(min(s + j * tbt for s, tbt in safe) for j in range(window)) if safe else ()
+    assert window_deadlines(decodes, now, window) == expected
 
 
 @given(st.one_of(states(), pressed_states()), any_predictor)

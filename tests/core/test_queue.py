@@ -53,10 +53,32 @@ def test_piece_closed_forms_equal_the_price(
     b = fill.starts[k] + c
     assert fill.closing_chunk(k)(c) == pytest.approx(fill.price(0, b), rel=1e-12, abs=1e-15)
     end = data.draw(st.integers(b, fill.total))
-    then, whole = fill.next_head(k, end)
+    then, whole, _ = fill.next_head(k, end)
     if whole - c >= 2:
         expected = fill.price(b, end, 1)
         assert then(whole - c) == pytest.approx(expected, rel=1e-12, abs=1e-15)
+
+
+@given(predictors(tiles=True), decode_sets, queues, st.data())
+@settings(max_examples=300)
+def test_head_price_is_the_price_of_the_next_iteration_exactly(
+    predictor: LatencyPredictor,
+    decodes: list[int],
+    queue: list[tuple[int, int]],
+    data: st.DataObject,
+) -> None:
+    """`head_price` from `next_head` is `price(b, end, 1)`, float for float, for every b in
+    request k (h = 0..whole tokens of it left to the next iteration)."""
+    remaining, contexts = [r for r, _ in queue], [u for _, u in queue]
+    fill = PricedQueue.of_lengths(predictor, decodes, remaining, contexts)
+    if not remaining:
+        return
+    k = data.draw(st.integers(0, len(remaining) - 1))
+    end = data.draw(st.integers(fill.starts[k] + 1, fill.total))
+    _, whole, rest = fill.next_head(k, end)
+    for h in range(whole + 1):
+        b = fill.starts[k] + whole - h
+        assert fill.head_price(rest, k, whole, h) == fill.price(b, end, 1)
 
 
 @given(st.lists(st.integers(1, 50), max_size=10), st.integers(0, 300))

@@ -7,11 +7,6 @@ from collections.abc import Sequence
 from slidingpolicy.records.request import Request
 
 
-def safe_decodes(decodes: Sequence[Request], now: float) -> list[Request]:
-    """D_safe: the decodes whose next-token deadline has not passed (s_i > 0, eq. 2)."""
-    return [d for d in decodes if d.deadline > now]
-
-
 def window_deadlines(decodes: Sequence[Request], now: float, window: int) -> tuple[float, ...]:
     """Cumulative time available to the next `window` iterations, W_1 ≤ … ≤ W_k.
 

@@ -69,6 +69,6 @@ def greedy_plan(
     prefill cap and to the queue's tokens, and the plan's predicted latency is T̂ of the batch.
     """
     budget = max(0, min(budget, admission.prefill_cap, fill.total))
-    chunks = greedy_fill([q.remaining_prefill for q in queue[: fill.count]], budget)
+    chunks = greedy_fill(fill.remaining, budget)
     prefills = list(zip(queue, chunks, strict=False))
     return assemble(admission, prefills, path, fill.prefix(budget), diagnostics)

@@ -70,13 +70,17 @@ def request_slo(request: VllmRequest, default: Slo) -> Slo:
     return Slo(float(found["ttft"]), float(found["tbt"]), bool(found["protected"]), problem)
 
 
-def record_counts(request: VllmRequest) -> tuple[int, int, int] | None:
-    """(prompt_tokens, prefilled, generated) of the record of a request vLLM could schedule
-    now; None when it has nothing to run.
+def to_request(
+    request: VllmRequest, slo: Slo, arrival: float, known: Request | None = None
+) -> Request | None:
+    """The record of a request vLLM could schedule now; None when it has nothing to run.
 
     vLLM's own reckoning in `schedule()`: it would schedule what is not yet cached (`need`,
     with no budget), and under async scheduling it skips a request whose step in flight
-    already reaches `max_tokens`."""
+    already reaches `max_tokens`. The record is `known`, its record of an earlier step, when
+    its counts are the same; advanced by one token when it decoded one since
+    (`Request.next_token`); else built and checked anew.
+    """
     placeholders = request.num_output_placeholders
     computed = request.num_computed_tokens
     need = request.num_tokens_with_spec + placeholders - computed
@@ -85,26 +89,15 @@ def record_counts(request: VllmRequest) -> tuple[int, int, int] | None:
         placeholders > 0 and computed + 2 - placeholders >= prompt + request.max_tokens
     ):
         return None
-    produced = request.num_output_tokens + placeholders
-    if produced >= 1 and need == 1 and computed >= prompt:
-        return prompt, prompt, produced
-    return computed + need, computed, produced
-
-
-def to_request(
-    request: VllmRequest, slo: Slo, arrival: float, known: Request | None = None
-) -> Request | None:
-    """The record of a request vLLM could schedule now (None when it has nothing to run):
-    `known`, its record of an earlier step, when its counts are the same; advanced by one
-    token when it decoded one since (`Request.next_token`); else built and checked anew."""
-    counts = record_counts(request)
-    if counts is None:
-        return None
-    prompt, prefilled, generated = counts
+    generated = request.num_output_tokens + placeholders
+    decoding = generated >= 1 and need == 1 and computed >= prompt
+    prefilled = prompt if decoding else computed
+    if not decoding:
+        prompt = computed + need
     if known is not None and known.arrival == arrival and known.prefilled == prefilled:
         if known.generated == generated and known.prompt_tokens == prompt:
             return known
-        if known.is_decoding and known.generated + 1 == generated and prefilled == prompt:
+        if decoding and known.is_decoding and known.generated + 1 == generated:
             return known.next_token()
     return Request(
         request.request_id, arrival, prompt, prefilled, generated, slo.ttft, slo.tbt, slo.protected

@@ -172,6 +172,14 @@ def test_a_tiny_kv_cache_does_preempt(model_dir: Path, cls: type[SlidingSchedule
     assert scheduler.kv_cache_manager.block_pool.get_num_free_blocks() == 10
 
 
+def edf_pair(first_prompt: int) -> list[Job]:
+    """r0 (`first_prompt` tokens, TTFT 10 s), then a step later r1 (300 tokens, TTFT 1 s)."""
+    return [
+        Job(prompt=first_prompt, output=2, arrive=0, extra={"ttft_slo": 10.0}),
+        Job(prompt=300, output=2, arrive=1, extra={"ttft_slo": 1.0}),
+    ]
+
+
 @pytest.mark.parametrize("cls", CLASSES)
 def test_the_plan_orders_and_chunks_prefills_against_fcfs(
     model_dir: Path, cls: type[SlidingScheduler]
@@ -189,11 +197,7 @@ def test_the_plan_orders_and_chunks_prefills_against_fcfs(
         follows_plan(s, before, output)
         steps.append(dict(output.num_scheduled_tokens))
 
-    workload = [
-        Job(prompt=300, output=2, arrive=0, extra={"ttft_slo": 10.0}),
-        Job(prompt=300, output=2, arrive=1, extra={"ttft_slo": 1.0}),
-    ]
-    drive(scheduler, workload, asynchronous=cls is AsyncSlidingScheduler, check=record)
+    drive(scheduler, edf_pair(300), asynchronous=cls is AsyncSlidingScheduler, check=record)
     assert steps[:6] == [{"r0": 64}] + [{"r1": 64}] * 4 + [{"r1": 44, "r0": 20}]
 
 
@@ -223,9 +227,5 @@ def test_a_capped_chunk_keeps_vllms_prefill_lookahead(
             assert not 0 < left < 4, f"{rid}'s chunk ends {left} tokens before its prompt's end"
         steps.append(dict(output.num_scheduled_tokens))
 
-    workload = [
-        Job(prompt=86, output=2, arrive=0, extra={"ttft_slo": 10.0}),
-        Job(prompt=300, output=2, arrive=1, extra={"ttft_slo": 1.0}),
-    ]
-    drive(scheduler, workload, asynchronous=cls is AsyncSlidingScheduler, check=lookahead)
+    drive(scheduler, edf_pair(86), asynchronous=cls is AsyncSlidingScheduler, check=lookahead)
     assert steps[:6] == [{"r0": 64}] + [{"r1": 64}] * 4 + [{"r1": 44, "r0": 18}]

@@ -178,9 +178,7 @@ class SlidingScheduler(Scheduler):
         cap = self._caps.get(request.request_id)
         if cap is not None and cap < num_new_tokens:
             num_new_tokens = cap
-        return Scheduler._reserve_prefill_lookahead(
-            self, request, num_computed_tokens, num_new_tokens
-        )
+        return super()._reserve_prefill_lookahead(request, num_computed_tokens, num_new_tokens)
 
     def _fault(self, kind: str, detail: object) -> None:
         """Count a fault; log the first of each kind."""

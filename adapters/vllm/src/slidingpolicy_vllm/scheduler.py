@@ -39,9 +39,9 @@ from vllm.v1.request import Request as VllmRequest
 from slidingpolicy_vllm.config import RECORD, SECTION, AdapterConfig
 from slidingpolicy_vllm.guard import HOOK, check_attributes, check_vllm
 from slidingpolicy_vllm.snapshot import (
+    SCHEDULABLE_WAITING,
     Slo,
     request_slo,
-    schedulable_waiting,
     to_request,
 )
 from slidingpolicy_vllm.trace import Trace
@@ -196,36 +196,37 @@ class SlidingScheduler(Scheduler):
         record carried over from the last step unless its counts changed; and the waiting
         ones by id, with whether they hold KV blocks, in queue order."""
         requests: list[Request] = []
+        waiting: dict[str, tuple[VllmRequest, bool]] = {}
         known = self._known
         if len(known) > 2 * len(self.requests) + 64:
             self._known = known = {
                 rid: k for rid, k in known.items() if self.requests.get(rid) is k.request
             }
-        for request in self.running:
-            record = self._record(request, now)
-            if record is not None:
-                requests.append(record)
-        waiting: dict[str, tuple[VllmRequest, bool]] = {}
-        for holding, queue in ((True, self.kv_holding_waiting), (False, self.waiting)):
-            for request in schedulable_waiting((queue,)):
-                record = self._record(request, now)
+        queues = ((self.running, None), (self.kv_holding_waiting, True), (self.waiting, False))
+        for queue, holding in queues:
+            for request in queue:
+                if holding is not None and request.status not in SCHEDULABLE_WAITING:
+                    continue
+                seen = known.get(request.request_id)
+                if seen is None or seen.request is not request:
+                    seen = self._meet(request)
+                arrival = seen.arrival if seen.arrival <= now else now
+                record = seen.record = to_request(request, seen.slo, arrival, seen.record)
                 if record is not None:
                     requests.append(record)
-                    waiting[record.id] = request, holding
+                    if holding is not None:
+                        waiting[record.id] = request, holding
         return SchedulerState(now, tuple(requests), self._throughput), waiting
 
-    def _record(self, request: VllmRequest, now: float) -> Request | None:
-        """The request's record now (`to_request`), kept for the next step."""
-        seen = self._known.get(request.request_id)
-        if seen is None or seen.request is not request:
-            slo = request_slo(request, self._default_slo)
-            if slo.problem is not None:
-                self._fault("SLO metadata rejected, defaults used", slo.problem)
-            arrival = max(request.arrival_time - self._epoch, 0.0)
-            seen = self._known[request.request_id] = Known(request, slo, arrival)
-        arrival = seen.arrival if seen.arrival <= now else now
-        seen.record = to_request(request, seen.slo, arrival, seen.record)
-        return seen.record
+    def _meet(self, request: VllmRequest) -> Known:
+        """What the adapter keeps of a request it sees for the first time: its SLOs (a
+        rejected value is counted and logged) and its arrival on the adapter's clock."""
+        slo = request_slo(request, self._default_slo)
+        if slo.problem is not None:
+            self._fault("SLO metadata rejected, defaults used", slo.problem)
+        arrival = max(request.arrival_time - self._epoch, 0.0)
+        seen = self._known[request.request_id] = Known(request, slo, arrival)
+        return seen
 
     def _decide(self) -> Decision:
         """Snapshot, plan, check; any failure becomes a fallback with its reason."""

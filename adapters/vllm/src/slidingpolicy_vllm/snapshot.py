@@ -11,7 +11,6 @@ step in flight count as produced (`num_output_placeholders`).
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
 
 import attrs
 from slidingpolicy import Request
@@ -102,8 +101,3 @@ def to_request(
     return Request(
         request.request_id, arrival, prompt, prefilled, generated, slo.ttft, slo.tbt, slo.protected
     )
-
-
-def schedulable_waiting(queues: Iterable[Iterable[VllmRequest]]) -> list[VllmRequest]:
-    """The waiting requests vLLM could admit this step, queue by queue."""
-    return [r for queue in queues for r in queue if r.status in SCHEDULABLE_WAITING]

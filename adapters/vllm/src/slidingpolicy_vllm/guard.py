@@ -25,11 +25,12 @@ HOOK_CALLS = 2
 """`schedule()` calls the hook once for running and once for waiting requests."""
 
 ADMISSION = (
+    "if not preempted_reqs",
     "num_running = len(self.running) + self.num_waiting_for_streaming_input",
     "if num_running >= self.max_num_active_reqs:",
 )
-"""The lines of `schedule()`'s waiting loop that stop admission when the running slots are
-full (the adapter then queues no waiting request)."""
+"""The lines of `schedule()` that admit no waiting request in a step that preempted, or
+once the running slots are full (the adapter then reads no waiting request)."""
 
 ATTRIBUTES = (
     "max_num_scheduled_tokens",

@@ -16,7 +16,7 @@ from __future__ import annotations
 import logging
 import time
 from collections import Counter, deque
-from collections.abc import Container, Iterable
+from collections.abc import Iterable
 from typing import Any
 
 import attrs
@@ -194,7 +194,11 @@ class SlidingScheduler(Scheduler):
     def _snapshot(self, now: float) -> tuple[SchedulerState, dict[str, tuple[VllmRequest, bool]]]:
         """The state the policy decides on: every request vLLM could schedule now, each
         record carried over from the last step unless its counts changed; and the waiting
-        ones by id, with whether they hold KV blocks, in queue order."""
+        ones by id, with whether they hold KV blocks, in queue order.
+
+        With the running slots full, vLLM admits no waiting request this step (the running
+        queue shrinks only by preemption, and a step that preempts admits nobody), so the
+        waiting queues are not read then: the policy plans only what can run."""
         requests: list[Request] = []
         waiting: dict[str, tuple[VllmRequest, bool]] = {}
         known = self._known
@@ -202,7 +206,9 @@ class SlidingScheduler(Scheduler):
             self._known = known = {
                 rid: k for rid, k in known.items() if self.requests.get(rid) is k.request
             }
-        queues = ((self.running, None), (self.kv_holding_waiting, True), (self.waiting, False))
+        queues: list[tuple[Iterable[VllmRequest], bool | None]] = [(self.running, None)]
+        if len(self.running) + self.num_waiting_for_streaming_input < self.max_num_active_reqs:
+            queues += ((self.kv_holding_waiting, True), (self.waiting, False))
         for queue, holding in queues:
             for request in queue:
                 if holding is not None and request.status not in SCHEDULABLE_WAITING:
@@ -255,22 +261,15 @@ class SlidingScheduler(Scheduler):
     def _schedule_plan(
         self, decision: Decision, state: SchedulerState, plan: BatchPlan, throttle_prefills: bool
     ) -> SchedulerOutput:
-        """Run vLLM's `schedule()` with the plan's order, budget and caps; restore after.
-
-        When vLLM's running slots are full it admits no waiting request this step (its
-        waiting loop stops at once), so the planned waiting requests are neither queued nor
-        capped then."""
+        """Run vLLM's `schedule()` with the plan's order, budget and caps; restore after."""
         tokens = plan.tokens_of()
         waiting_plan: list[VllmRequest] = []
         holding_plan: list[VllmRequest] = []
-        active = len(self.running) + self.num_waiting_for_streaming_input
-        admits = active < self.max_num_active_reqs
-        if admits:
-            for rid in tokens:
-                found = decision.waiting.get(rid)
-                if found is not None:
-                    (holding_plan if found[1] else waiting_plan).append(found[0])
-        caps = binding_caps(state, tokens, () if admits else decision.waiting)
+        for rid in tokens:
+            found = decision.waiting.get(rid)
+            if found is not None:
+                (holding_plan if found[1] else waiting_plan).append(found[0])
+        caps = binding_caps(state, tokens)
         saved = (self.waiting, self.kv_holding_waiting, self.max_num_scheduled_tokens)
         self.waiting = _queue(waiting_plan)
         self.kv_holding_waiting = _queue(holding_plan)
@@ -327,18 +326,15 @@ class SlidingScheduler(Scheduler):
             self._fault(f"observe raised {type(error).__name__}", error)
 
 
-def binding_caps(
-    state: SchedulerState, tokens: dict[str, int], unreached: Container[str] = ()
-) -> dict[str, int]:
+def binding_caps(state: SchedulerState, tokens: dict[str, int]) -> dict[str, int]:
     """The planned tokens of the requests vLLM would otherwise give more: a prefill chunk
-    short of its remainder, 0 for a candidate or decode the plan leaves out; none for the
-    `unreached` candidates, which vLLM will not schedule this step. (vLLM gives a request at
-    most what it has left, so a decode's one token and a whole remainder need no cap;
-    waiting requests the plan leaves out are not in the queues vLLM reads.)"""
+    short of its remainder, 0 for a candidate or decode the plan leaves out. (vLLM gives a
+    request at most what it has left, so a decode's one token and a whole remainder need no
+    cap; waiting requests the plan leaves out are not in the queues vLLM reads.)"""
     caps = {d.id: 0 for d in state.decoding if d.id not in tokens}
     for candidate in state.prefill_candidates:
         planned = tokens.get(candidate.id, 0)
-        if planned < candidate.remaining_prefill and candidate.id not in unreached:
+        if planned < candidate.remaining_prefill:
             caps[candidate.id] = planned
     return caps
 

@@ -31,6 +31,7 @@ from slidingpolicy_vllm.testing import (  # type: ignore[import-not-found, unuse
     model_output,
     tiny_model,
 )
+from vllm.utils.gc_utils import freeze_gc_heap  # type: ignore[import-not-found, unused-ignore]
 from vllm.v1.core.sched.scheduler import Scheduler  # type: ignore[import-not-found, unused-ignore]
 
 SIZES = ((16, 8), (64, 32), (256, 64))
@@ -46,7 +47,9 @@ def step_times(
     admitted: bool,
 ) -> tuple[list[float], list[float]]:
     """Seconds per `schedule()` and per `update_from_output()` over `steps` steps, once R
-    requests are decoding (and, held, W waiting)."""
+    requests are decoding (and, held, W waiting). The garbage collector's heap is frozen
+    once the scheduler is built, as vLLM's engine core does after start-up, so that its
+    collections walk only what the steps allocate."""
     config = {
         "slidingpolicy": {
             "policy": policy,
@@ -62,6 +65,7 @@ def step_times(
         max_model_len=4096,
         additional_config=config,
     )
+    freeze_gc_heap()
     start = time.time()
     for i in range(running if admitted else running + waiting):
         scheduler.add_request(make_request(f"r{i}", 64, 4000, start))

@@ -30,8 +30,13 @@ def integer(record: Name, field: str, value: object, minimum: int) -> int:
     raise fail(record, field, f"={value} must be >= {minimum}")
 
 
+_INF = math.inf
+
+
 def finite(record: Name, field: str, value: object) -> float:
     """A finite real number (int or float, not a bool)."""
+    if type(value) is float and -_INF < value < _INF:
+        return value
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise fail(record, field, f"must be a number, got {value!r}")
     if not math.isfinite(value):
@@ -41,6 +46,8 @@ def finite(record: Name, field: str, value: object) -> float:
 
 def positive(record: Name, field: str, value: object) -> float:
     """A finite number > 0."""
+    if type(value) is float and 0.0 < value < _INF:
+        return value
     number = finite(record, field, value)
     if number <= 0.0:
         raise fail(record, field, f"={number} must be > 0")
@@ -49,6 +56,8 @@ def positive(record: Name, field: str, value: object) -> float:
 
 def non_negative(record: Name, field: str, value: object) -> float:
     """A finite number >= 0."""
+    if type(value) is float and 0.0 <= value < _INF:
+        return value
     number = finite(record, field, value)
     if number < 0.0:
         raise fail(record, field, f"={number} must be >= 0")

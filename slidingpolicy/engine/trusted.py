@@ -15,6 +15,7 @@ from slidingpolicy.records.request import (
     _set_arrival,
     _set_context_tokens,
     _set_deadline,
+    _set_decode_allocation,
     _set_generated,
     _set_id,
     _set_is_decoding,
@@ -25,6 +26,7 @@ from slidingpolicy.records.request import (
     _set_remaining_prefill,
     _set_tbt_slo,
     _set_ttft_slo,
+    decode_allocation,
     next_token_deadline,
 )
 from slidingpolicy.records.state import SchedulerState, listed_state
@@ -55,6 +57,7 @@ def trusted_request(
     _set_remaining_prefill(record, prompt_tokens - prefilled)
     _set_context_tokens(record, prefilled + generated)
     _set_is_decoding(record, prefilled == prompt_tokens)
+    _set_decode_allocation(record, decode_allocation(id, prefilled == prompt_tokens))
     return record
 
 

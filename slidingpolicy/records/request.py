@@ -9,6 +9,7 @@ import attrs
 
 from slidingpolicy import _validate
 from slidingpolicy.errors import InvalidRecordError
+from slidingpolicy.records.plan import Allocation, trusted_allocation
 
 if TYPE_CHECKING:
     import numpy as np
@@ -35,6 +36,11 @@ def next_token_deadline(arrival: Any, ttft_slo: Any, tbt_slo: Any, generated: An
     produced `generated` tokens is due (the first token's at generated = 0). Elementwise on
     arrays; the one place the formula is written, in this order of float operations."""
     return arrival + ttft_slo + generated * tbt_slo
+
+
+def decode_allocation(request_id: str, decoding: bool) -> Allocation | None:
+    """`Request.decode_allocation` of a request with this id: one token when decoding."""
+    return trusted_allocation(request_id, 1) if decoding else None
 
 
 class Phase(enum.Enum):
@@ -70,6 +76,9 @@ class Request:
     """u_i = prefilled + generated: the tokens already cached."""
     is_decoding: bool = attrs.field(init=False, eq=False, repr=False)
     """True once the whole prompt is cached."""
+    decode_allocation: Allocation | None = attrs.field(init=False, eq=False, repr=False)
+    """A decode's one token as an `Allocation` (invariant 2), None in prefill: made once per
+    request and carried by `next_token`, so that a plan does not build one per decode."""
 
     def __attrs_post_init__(self) -> None:
         if not isinstance(self.id, str) or not self.id:
@@ -104,16 +113,14 @@ class Request:
 
     def _derive(self) -> None:
         """Set the derived fields (every field above must already be set)."""
-        derive = object.__setattr__
         prompt, prefilled, generated = self.prompt_tokens, self.prefilled, self.generated
-        derive(
-            self,
-            "deadline",
-            next_token_deadline(self.arrival, self.ttft_slo, self.tbt_slo, generated),
+        _set_deadline(
+            self, next_token_deadline(self.arrival, self.ttft_slo, self.tbt_slo, generated)
         )
-        derive(self, "remaining_prefill", prompt - prefilled)
-        derive(self, "context_tokens", prefilled + generated)
-        derive(self, "is_decoding", prefilled == prompt)
+        _set_remaining_prefill(self, prompt - prefilled)
+        _set_context_tokens(self, prefilled + generated)
+        _set_is_decoding(self, prefilled == prompt)
+        _set_decode_allocation(self, decode_allocation(self.id, prefilled == prompt))
 
     def next_token(self) -> Request:
         """This decoding request once its next token is out: generated + 1, and the deadline
@@ -147,6 +154,7 @@ class Request:
         _set_remaining_prefill(later, 0)
         _set_context_tokens(later, self.context_tokens + 1)
         _set_is_decoding(later, True)
+        _set_decode_allocation(later, self.decode_allocation)
         return later
 
     def _name(self) -> str:
@@ -179,6 +187,7 @@ _new = object.__new__
     _set_remaining_prefill,
     _set_context_tokens,
     _set_is_decoding,
+    _set_decode_allocation,
 ) = (getattr(Request, field.name).__set__ for field in attrs.fields(Request))
 """The slot descriptors' setters of `Request`'s fields, in `attrs.fields` order (faster than
 `object.__setattr__`)."""

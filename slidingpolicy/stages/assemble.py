@@ -19,9 +19,9 @@ from slidingpolicy.stages.admit import Admission
 def allocations(
     decodes: Sequence[Request], prefills: Sequence[tuple[Request, int]]
 ) -> tuple[Allocation, ...]:
-    """One token per decode (invariant 2), then each prefill's chunk (the ids are the
-    records', the counts ≥ 1: trusted)."""
-    batch = [trusted_allocation(d.id, 1) for d in decodes]
+    """One token per decode (invariant 2, the record's own allocation), then each prefill's
+    chunk (the ids are the records', the counts ≥ 1: trusted)."""
+    batch = [d.decode_allocation or trusted_allocation(d.id, 1) for d in decodes]
     batch += [trusted_allocation(r.id, tokens) for r, tokens in prefills if tokens > 0]
     return tuple(batch)
 

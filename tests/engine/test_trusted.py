@@ -6,6 +6,7 @@ import attrs
 from hypothesis import given
 from hypothesis import strategies as st
 
+from slidingpolicy import Allocation
 from slidingpolicy.engine.trusted import trusted_request, trusted_state
 from slidingpolicy.records.request import Request
 from slidingpolicy.records.state import SchedulerState
@@ -74,3 +75,18 @@ def test_next_token_equals_the_checked_record_one_token_later(
     for field in attrs.fields(Request):
         assert getattr(fast, field.name) == getattr(later, field.name), field.name
         assert type(getattr(fast, field.name)) is type(getattr(later, field.name)), field.name
+
+
+@given(request_values())
+def test_a_decode_carries_its_one_token_allocation_from_step_to_step(
+    values: tuple[str, float, int, int, int, float, float],
+) -> None:
+    """`decode_allocation` is Allocation(id, 1) exactly when decoding, from either
+    constructor, and `next_token` passes the same object on (what a plan then reuses)."""
+    checked, fast = Request(*values), trusted_request(*values)
+    for record in (checked, fast):
+        if record.is_decoding:
+            assert record.decode_allocation == Allocation(record.id, 1)
+            assert record.next_token().decode_allocation is record.decode_allocation
+        else:
+            assert record.decode_allocation is None

@@ -10,7 +10,10 @@ requests are running, or because its whole sequence does not fit in the free KV 
 
 from __future__ import annotations
 
+import gc
 import math
+import time
+import weakref
 from pathlib import Path
 
 import pytest
@@ -20,7 +23,7 @@ from vllm.v1.core.sched.output import SchedulerOutput
 from vllm.v1.request import RequestStatus
 
 from slidingpolicy_vllm import AsyncSlidingScheduler, SlidingScheduler
-from slidingpolicy_vllm.testing import make_scheduler
+from slidingpolicy_vllm.testing import make_request, make_scheduler
 from tests.driver import Before, Job, drive
 
 BLOCK = 16
@@ -191,6 +194,34 @@ def test_a_tiny_kv_cache_does_preempt(model_dir: Path, cls: type[SlidingSchedule
     assert preemptions, "4 × 100 tokens cannot share 160 KV slots without preemption"
     assert all(r.num_output_tokens == 60 for r in requests.values())
     assert scheduler.kv_cache_manager.block_pool.get_num_free_blocks() == 10
+
+
+@pytest.mark.parametrize("cls", CLASSES)
+def test_finished_requests_are_let_go_at_the_next_step(
+    model_dir: Path, cls: type[SlidingScheduler]
+) -> None:
+    """Once vLLM freed a finished request, the adapter's next step drops what it kept of it,
+    so the request object dies (kept, they slowed vLLM's own `schedule()`), while the
+    request still running is kept."""
+    config = {"slidingpolicy": {"policy": "slidingserve"}}
+    scheduler = make_scheduler(cls, model_dir, num_blocks=96, additional_config=config)
+    assert isinstance(scheduler, SlidingScheduler)
+    workload = [Job(prompt=20, output=3 + i, arrive=i) for i in range(6)]
+    requests = drive(scheduler, workload, asynchronous=cls is AsyncSlidingScheduler)
+    assert all(
+        r.num_output_tokens == job.output
+        for r, job in zip(requests.values(), workload, strict=True)
+    )
+    kept = make_request("kept", 8, 50, time.time())
+    scheduler.add_request(kept)
+    finished = [weakref.ref(r) for r in requests.values()]
+    del requests
+    scheduler.schedule()
+    gc.collect()
+    assert [ref() for ref in finished] == [None] * len(finished), "finished requests kept alive"
+    assert scheduler.sliding_decision is not None
+    assert scheduler.sliding_decision.state is not None
+    assert [r.id for r in scheduler.sliding_decision.state.requests] == ["kept"]
 
 
 def edf_pair(first_prompt: int) -> list[Job]:

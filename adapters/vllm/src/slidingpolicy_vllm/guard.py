@@ -1,11 +1,12 @@
 """The start-up guard: refuse, loudly, a vLLM whose scheduler hooks the adapter cannot trust.
 
 The adapter relies on private parts of vLLM's `Scheduler`: `_reserve_prefill_lookahead`
-(called in both the running and the waiting loop of `schedule()`, 0 meaning "not this step"),
-`max_num_scheduled_tokens`, the `waiting` / `kv_holding_waiting` queues, and the running
+(called in both the running and the waiting loop of `schedule()`, 0 meaning "not this
+step"), `max_num_scheduled_tokens`, the `waiting` / `kv_holding_waiting` queues, the running
 slots (`max_num_active_reqs`, `num_waiting_for_streaming_input`: no waiting request is
-admitted once they are full). They change between minor releases, so only the series the
-adapter was tested on is accepted.
+admitted once they are full), and `finished_req_ids` (the requests freed since the last
+step, whose records the adapter then drops). They change between minor releases, so only the
+series the adapter was tested on is accepted.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ ATTRIBUTES = (
     "requests",
     "max_num_active_reqs",
     "num_waiting_for_streaming_input",
+    "finished_req_ids",
 )
 
 

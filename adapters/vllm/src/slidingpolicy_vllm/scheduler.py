@@ -194,7 +194,9 @@ class SlidingScheduler(Scheduler):
     def _snapshot(self, now: float) -> tuple[SchedulerState, dict[str, tuple[VllmRequest, bool]]]:
         """The state the policy decides on: every request vLLM could schedule now, each
         record carried over from the last step unless its counts changed; and the waiting
-        ones by id, with whether they hold KV blocks, in queue order.
+        ones by id, with whether they hold KV blocks, in queue order. What it keeps of the
+        requests vLLM freed since its last step (`finished_req_ids`) goes first: holding on
+        to them slowed vLLM's own `schedule()` by a tenth with requests finishing every step.
 
         With the running slots full, vLLM admits no waiting request this step (the running
         queue shrinks only by preemption, and a step that preempts admits nobody), so the
@@ -202,6 +204,8 @@ class SlidingScheduler(Scheduler):
         requests: list[Request] = []
         waiting: dict[str, tuple[VllmRequest, bool]] = {}
         known = self._known
+        for rid in self.finished_req_ids:
+            known.pop(rid, None)
         if len(known) > 2 * len(self.requests) + 64:
             self._known = known = {
                 rid: k for rid, k in known.items() if self.requests.get(rid) is k.request

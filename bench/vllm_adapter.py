@@ -7,7 +7,7 @@ out of the policy's snapshot), and *admitted*, where W new requests (64-token pr
 output token) arrive before every step and are planned and admitted beside the R decodes.
 The same steps are timed with vLLM's class and with the adapter's, for each policy. Prints
 p50 of `schedule()` in µs and the adapter's extra cost as a multiple of vLLM's own (the
-issue's target: under 0.5× at 64+32), and the same for `update_from_output()`, where the
+adapter's target: under 0.5× at 64+32), and the same for `update_from_output()`, where the
 adapter feeds the step to the policy's `observe`. Needs the adapter's environment (vLLM
 installed): `python bench/vllm_adapter.py`.
 """

@@ -9,24 +9,24 @@ the caller vouches for. Anything else must use the checked constructors.
 
 from __future__ import annotations
 
+from slidingpolicy.records.plan import trusted_allocation
 from slidingpolicy.records.request import (
     Request,
     _new,
     _set_arrival,
     _set_context_tokens,
     _set_deadline,
-    _set_decode_allocation,
     _set_generated,
     _set_id,
     _set_is_decoding,
     _set_max_new_tokens,
+    _set_one_token,
     _set_prefilled,
     _set_prompt_tokens,
     _set_protected,
     _set_remaining_prefill,
     _set_tbt_slo,
     _set_ttft_slo,
-    decode_allocation,
     next_token_deadline,
 )
 from slidingpolicy.records.state import SchedulerState, listed_state
@@ -57,7 +57,7 @@ def trusted_request(
     _set_remaining_prefill(record, prompt_tokens - prefilled)
     _set_context_tokens(record, prefilled + generated)
     _set_is_decoding(record, prefilled == prompt_tokens)
-    _set_decode_allocation(record, decode_allocation(id, prefilled == prompt_tokens))
+    _set_one_token(record, trusted_allocation(id, 1))
     return record
 
 

@@ -38,11 +38,6 @@ def next_token_deadline(arrival: Any, ttft_slo: Any, tbt_slo: Any, generated: An
     return arrival + ttft_slo + generated * tbt_slo
 
 
-def decode_allocation(request_id: str, decoding: bool) -> Allocation | None:
-    """`Request.decode_allocation` of a request with this id: one token when decoding."""
-    return trusted_allocation(request_id, 1) if decoding else None
-
-
 class Phase(enum.Enum):
     """Where a request is in its life: no prompt token cached, some, or all."""
 
@@ -76,9 +71,9 @@ class Request:
     """u_i = prefilled + generated: the tokens already cached."""
     is_decoding: bool = attrs.field(init=False, eq=False, repr=False)
     """True once the whole prompt is cached."""
-    decode_allocation: Allocation | None = attrs.field(init=False, eq=False, repr=False)
-    """A decode's one token as an `Allocation` (invariant 2), None in prefill: made once per
-    request and carried by `next_token`, so that a plan does not build one per decode."""
+    one_token: Allocation = attrs.field(init=False, eq=False, repr=False)
+    """`Allocation(id, 1)`, all a decode runs (invariant 2): made with the record and carried
+    by `next_token`, so that a plan does not build one per decode per iteration."""
 
     def __attrs_post_init__(self) -> None:
         if not isinstance(self.id, str) or not self.id:
@@ -120,7 +115,7 @@ class Request:
         _set_remaining_prefill(self, prompt - prefilled)
         _set_context_tokens(self, prefilled + generated)
         _set_is_decoding(self, prefilled == prompt)
-        _set_decode_allocation(self, decode_allocation(self.id, prefilled == prompt))
+        _set_one_token(self, trusted_allocation(self.id, 1))
 
     def next_token(self) -> Request:
         """This decoding request once its next token is out: generated + 1, and the deadline
@@ -154,7 +149,7 @@ class Request:
         _set_remaining_prefill(later, 0)
         _set_context_tokens(later, self.context_tokens + 1)
         _set_is_decoding(later, True)
-        _set_decode_allocation(later, self.decode_allocation)
+        _set_one_token(later, self.one_token)
         return later
 
     def _name(self) -> str:
@@ -187,7 +182,7 @@ _new = object.__new__
     _set_remaining_prefill,
     _set_context_tokens,
     _set_is_decoding,
-    _set_decode_allocation,
+    _set_one_token,
 ) = (getattr(Request, field.name).__set__ for field in attrs.fields(Request))
 """The slot descriptors' setters of `Request`'s fields, in `attrs.fields` order (faster than
 `object.__setattr__`)."""

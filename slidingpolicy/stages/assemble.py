@@ -21,7 +21,7 @@ def allocations(
 ) -> tuple[Allocation, ...]:
     """One token per decode (invariant 2, the record's own allocation), then each prefill's
     chunk (the ids are the records', the counts ≥ 1: trusted)."""
-    batch = [d.decode_allocation or trusted_allocation(d.id, 1) for d in decodes]
+    batch = [d.one_token for d in decodes]
     batch += [trusted_allocation(r.id, tokens) for r, tokens in prefills if tokens > 0]
     return tuple(batch)
 

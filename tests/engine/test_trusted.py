@@ -78,15 +78,13 @@ def test_next_token_equals_the_checked_record_one_token_later(
 
 
 @given(request_values())
-def test_a_decode_carries_its_one_token_allocation_from_step_to_step(
+def test_a_record_carries_its_one_token_allocation_from_step_to_step(
     values: tuple[str, float, int, int, int, float, float],
 ) -> None:
-    """`decode_allocation` is Allocation(id, 1) exactly when decoding, from either
-    constructor, and `next_token` passes the same object on (what a plan then reuses)."""
+    """`one_token` is Allocation(id, 1) from either constructor, and `next_token` passes the
+    same object on (what a plan then reuses for the decode)."""
     checked, fast = Request(*values), trusted_request(*values)
     for record in (checked, fast):
+        assert record.one_token == Allocation(record.id, 1)
         if record.is_decoding:
-            assert record.decode_allocation == Allocation(record.id, 1)
-            assert record.next_token().decode_allocation is record.decode_allocation
-        else:
-            assert record.decode_allocation is None
+            assert record.next_token().one_token is record.one_token

@@ -5,7 +5,8 @@ Pure functions over a `Learner` record that the policy state carries (no clock, 
 
 - every observation is a row (x, scenario, y); rows wait in `pending` and are folded into
   the sufficient statistics (`fit.PredictorStats.fold`) when a refit is due, or when
-  `FOLD_ROWS` of them wait, so that an observation costs O(batch);
+  `FOLD_ROWS` of them wait, so that an observation costs O(batch); each row weighs 1/T̂²
+  (least squares on relative errors, `_fold`);
 - a refit is due at every observation *with prefill work* (a priced batch) up to the
   `warmup`-th, then at every `refit_every`-th; decode-only iterations never trigger one
   (their plan does not depend on the predictor), so a closed-form decode run costs one
@@ -68,7 +69,7 @@ class OnlineConfig:
     - `margin_window`: the priced batches the margin is calibrated on.
     - `margin_quantile`: the share of those the margin covers (`fit.MARGIN_QUANTILE`), < 1.
     - `margin_floor`: batches predicted under this many seconds do not set the margin
-      (`fit.MARGIN_FLOOR`).
+      (`fit.MARGIN_FLOOR`), and weigh in the fit as if they took that long (> 0).
     - `max_margin`: the most the learned margin may be. Only ratios with no signal left
       reach it (latencies spread over decades); plans then still run, each held to a tenth
       of its deadline.
@@ -101,7 +102,7 @@ class OnlineConfig:
         quantile = _validate.finite(record, "margin_quantile", self.margin_quantile)
         if not 0.0 < quantile < 1.0:
             raise InvalidRecordError(record, "margin_quantile", f"={quantile} must be in (0, 1)")
-        _validate.non_negative(record, "margin_floor", self.margin_floor)
+        _validate.positive(record, "margin_floor", self.margin_floor)
         if _validate.finite(record, "max_margin", self.max_margin) < self.cold_margin:
             raise InvalidRecordError(
                 record, "max_margin", f"={self.max_margin} must be >= cold_margin"
@@ -215,14 +216,23 @@ def _pend(learner: Learner, rows: Rows) -> Learner:
 
 
 def _fold(learner: Learner, config: OnlineConfig) -> Learner:
-    """The pending rows folded into the statistics, and the priced ones into the window."""
+    """The pending rows folded into the statistics, and the priced ones into the window.
+
+    Each row weighs (floor / T̂)², T̂ its price by the predictor in force (every pending row
+    was observed under it) and at least `margin_floor`: least squares on relative errors.
+    Step noise is multiplicative (its spread grows with the latency), and the margin covers
+    y/T̂: unweighted, 300 ms batches outweigh 20 ms ones 225 to 1 and the fit gives the
+    small chunks that a tight T_cur leaves the error the margin must then cover."""
     if not learner.pending:
         return learner
     blocks = learner.pending
     features = np.concatenate([b.features for b in blocks])
     scenarios = np.concatenate([b.scenarios for b in blocks])
     latencies = np.concatenate([b.latencies for b in blocks])
-    stats = learner.stats.fold(features, scenarios, latencies, config.forgetting)
+    floor = config.margin_floor
+    predicted = np.maximum(learner.predictor.predict_rows(features, scenarios), floor)
+    weights = (floor / predicted) ** 2
+    stats = learner.stats.fold(features, scenarios, latencies, config.forgetting, weights)
     priced = scenarios != DECODE
     window = learner.window.push(
         read_only(features[priced]), read_only(scenarios[priced]), read_only(latencies[priced])

@@ -81,26 +81,30 @@ class PredictorStats:
         scenarios: IntArray,
         latencies: FloatArray,
         forgetting: float = 1.0,
+        weights: FloatArray | None = None,
     ) -> PredictorStats:
         """The statistics after the observations in the rows of `features` (with their
         `scenarios` and `latencies`), in order: after k of them, what came before weighs
         forgetting^k and row i forgetting^(k−1−i), as k calls of `add` would weigh them (one
-        product per scenario; a single row gives `add`'s very bits)."""
+        product per scenario; a single row gives `add`'s very bits). With `weights`, row i's
+        squared error also weighs weights[i] (weighted least squares); the count still counts
+        observations, so that a prior's weight (`solve`) stays in observations."""
         k = len(latencies)
         if k == 0:
             return self
         z = np.hstack((np.ones((k, 1)), features))
-        weights = forgetting ** np.arange(k - 1, -1, -1, dtype=np.float64)
+        kept = forgetting ** np.arange(k - 1, -1, -1, dtype=np.float64)
+        weighed = kept if weights is None else kept * weights
         decay = forgetting**k
         gram, moment = self.gram * decay, self.moment * decay
         yy, count = self.yy * decay, self.count * decay
         for scenario in np.unique(scenarios).tolist():
             rows = scenarios == scenario
-            zs, ws, ys = z[rows], weights[rows], latencies[rows]
+            zs, ws, ys = z[rows], weighed[rows], latencies[rows]
             gram[scenario] += zs.T @ (ws[:, None] * zs)
             moment[scenario] += zs.T @ (ws * ys)
             yy[scenario] += ws @ (ys * ys)
-            count[scenario] += ws.sum()
+            count[scenario] += kept[rows].sum()
         return PredictorStats(read_only(gram), read_only(moment), read_only(yy), read_only(count))
 
     def merged(self) -> tuple[FloatArray, FloatArray, float]:

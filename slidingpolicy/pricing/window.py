@@ -76,8 +76,7 @@ class BatchWindow:
         """y / T̂ of the batches `predictor` prices at ≥ `floor` seconds, and above 0
         (`fit.held_out_ratios`' rule), in slot order."""
         size = self.size
-        rows = predictor.coefficients[self.scenarios[:size]]
-        predicted = rows[:, 0] + np.einsum("ij,ij->i", rows[:, 1:], self.features[:size])
+        predicted = predictor.predict_rows(self.features[:size], self.scenarios[:size])
         priced = (predicted >= floor) & (predicted > 0.0)
         ratios: FloatArray = self.latencies[:size][priced] / predicted[priced]
         return ratios

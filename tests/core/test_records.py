@@ -210,7 +210,7 @@ def test_config_rejects_each_bad_field(field: str, value: object, message: str) 
         ("margin_window", 0, "online config: margin_window=0 must be >= 1"),
         ("margin_quantile", 0.0, "online config: margin_quantile=0.0 must be in (0, 1)"),
         ("margin_quantile", 1.0, "online config: margin_quantile=1.0 must be in (0, 1)"),
-        ("margin_floor", -0.1, "online config: margin_floor=-0.1 must be >= 0"),
+        ("margin_floor", 0.0, "online config: margin_floor=0.0 must be > 0"),
     ],
 )
 def test_online_config_rejects_each_bad_field(field: str, value: object, message: str) -> None:

@@ -64,10 +64,11 @@ def options(
 
 
 def policies() -> None:
-    """List the registered policies, one line on each."""
+    """List the registered policies, one line on each, and which learn online by default."""
     from rich.table import Table
 
     from slidingpolicy.policies import names, summary
+    from slidingpolicy.policies.registry import learns
 
     table = Table(box=None, show_header=False, pad_edge=False)
     table.add_column("policy", no_wrap=True, style="bold")
@@ -75,6 +76,12 @@ def policies() -> None:
     for name in names():
         table.add_row(name, summary(name))
     console.print(table)
+    learning = ", ".join(name for name in names() if learns(name))
+    console.print(
+        f"\nLearn their predictor and latency margin online by default: {learning} "
+        "(name[learn=false] turns it off, name[learn=true] on for a baseline).",
+        markup=False,
+    )
 
 
 app.command()(demo)

@@ -39,11 +39,13 @@ def test_version(capsys: pytest.CaptureFixture[str]) -> None:
 def test_policies_lists_a_line_on_each(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = _run(["policies"], capsys)
     assert code == 0
-    lines = out.strip().splitlines()
+    table, footer = out.strip().split("\n\n")
+    lines = table.splitlines()
     assert len(lines) == len(names())
     for name, line in zip(names(), lines, strict=True):
         assert line.split()[0] == name
         assert len(line.split()) > 3, line
+    assert "online by default: greedy, sarathi-edf+sc," in " ".join(footer.split())
 
 
 def test_boolean_flags_have_a_negative_form_and_no_value(

@@ -22,7 +22,7 @@ Pure functions over a `Learner` record that the policy state carries (no clock, 
   its empirical quantile only down to a 1/n tail; while fewer than `warmup` ratios are
   priced, it is at least `cold_margin`, and it is never above `max_margin`.
 
-docs/decisions.md ("The predictor learns by default") has the measurements behind the
+docs/decisions.md ("The predictor learns online by default") has the measurements behind the
 defaults.
 """
 
@@ -199,7 +199,7 @@ def refit(learner: Learner, config: OnlineConfig) -> Learner:
         fitted = solve(stats, prior=prior, source=prior.source, prior_weight=config.prior_weight)
     ratios = learner.window.ratios(fitted, config.margin_floor)
     quantile = config.margin_quantile
-    margin = max(calibrate_margin(ratios.tolist(), quantile), log_normal_margin(ratios, quantile))
+    margin = max(calibrate_margin(ratios, quantile), log_normal_margin(ratios, quantile))
     if len(ratios) < config.warmup:
         margin = max(margin, config.cold_margin)
     margin = min(margin, config.max_margin)

@@ -320,9 +320,11 @@ def held_out_ratios(
     return ratios
 
 
-def calibrate_margin(ratios: Sequence[float], quantile: float = MARGIN_QUANTILE) -> float:
+def calibrate_margin(
+    ratios: Sequence[float] | FloatArray, quantile: float = MARGIN_QUANTILE
+) -> float:
     """The smallest m ≥ 1 with y ≤ m·T̂ on a `quantile` share of the held-out `ratios`."""
-    if not ratios:
+    if len(ratios) == 0:
         return 1.0
     return max(1.0, float(np.quantile(ratios, quantile, method="higher")))
 

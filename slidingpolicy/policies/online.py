@@ -155,7 +155,8 @@ def online(policy: Policy[Any], default: bool, **options: Any) -> Policy[Any]:
     elif not isinstance(learn, bool):
         raise InvalidRecordError(record, LEARN, f"={learn!r} must be true or false")
     if not learn:
-        for option in options:
+        if options:
+            option = next(iter(options))
             raise InvalidRecordError(
                 record, option, "tunes online learning, which learn=false turns off"
             )

@@ -13,6 +13,7 @@ from typing import Annotated, NoReturn
 
 import typer
 
+from slidingpolicy.cli.bound import bound
 from slidingpolicy.cli.calibrate import fit, profile
 from slidingpolicy.cli.capacity import capacity
 from slidingpolicy.cli.check import check
@@ -80,6 +81,7 @@ def policies() -> None:
 app.command()(demo)
 app.command()(simulate)
 app.command()(capacity)
+app.command()(bound)
 app.command(name="sweep")(sweep_command)
 app.command()(reproduce)
 app.command()(profile)

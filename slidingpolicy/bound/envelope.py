@@ -81,19 +81,21 @@ class ConvexCost:
             raise InvalidRecordError("convex cost", "samples", "must be finite, one per count")
         rising = np.minimum.accumulate(samples[::-1])[::-1]
         x = np.arange(1, samples.size + 1, dtype=np.float64)
-        hull = _lower_hull(x, rising, _corners(rising))
-        envelope = cls(x[hull], rising[hull] * (1.0 - ROUNDING))
-        if np.any(envelope(x) > samples):
-            raise InvalidRecordError("convex cost", "samples", "envelope above a sample")
-        return envelope
+        for turn in (1e-3 * ROUNDING, 0.0):
+            hull = _lower_hull(x, rising, _corners(rising, turn))
+            envelope = cls(x[hull], rising[hull] * (1.0 - ROUNDING))
+            if np.all(envelope(x) <= samples):
+                return envelope
+        raise InvalidRecordError("convex cost", "samples", "no envelope below them in floats")
 
 
-def _corners(y: FloatArray) -> NDArray[np.int64]:
-    """The ends and the points where y turns upward (second difference above float rounding):
-    any other point lies on its neighbours' chord or above it, or below it by less than the
-    envelope's `ROUNDING` margin (which `ConvexCost.below` checks), so it is no corner."""
-    turn = ROUNDING * 1e-3 * float(np.max(np.abs(y)))
-    inner = np.flatnonzero(y[2:] - 2.0 * y[1:-1] + y[:-2] > turn) + 1
+def _corners(y: FloatArray, turn: float) -> NDArray[np.int64]:
+    """The ends and the points where y turns upward by more than `turn` of its value: any
+    other point lies on its neighbours' chord or above it, or so little below that the
+    envelope's `ROUNDING` margin covers it (`ConvexCost.below` checks, and retries with every
+    upward turn)."""
+    bend = y[2:] - 2.0 * y[1:-1] + y[:-2]
+    inner = np.flatnonzero(bend > turn * np.abs(y[1:-1])) + 1
     ends = np.array([0, y.size - 1], dtype=np.int64)
     corners: NDArray[np.int64] = np.unique(np.concatenate([ends, inner]))
     return corners

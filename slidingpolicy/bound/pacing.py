@@ -67,17 +67,17 @@ def chain_weights(
     free = np.flatnonzero(tokens > 0)
     weights: list[float] = []
     while free.size and len(weights) < count:
-        chosen, weight = _heaviest_chain(starts[free], ends[free], tokens[free])
+        chosen, weight = heaviest_chain(starts[free], ends[free], tokens[free])
         weights.append(weight)
         free = np.delete(free, chosen)
     return weights
 
 
-def _heaviest_chain(
+def heaviest_chain(
     starts: FloatArray, ends: FloatArray, tokens: FloatArray
 ) -> tuple[list[int], float]:
-    """Weighted interval scheduling: the disjoint windows (one may end where the next starts)
-    of the largest total weight, and that weight."""
+    """Weighted interval scheduling: the indices of the disjoint windows (one may end where
+    the next starts) of the largest total weight, and that weight."""
     order = np.argsort(ends, kind="stable")
     end_list = ends[order].tolist()
     start_list = starts[order].tolist()

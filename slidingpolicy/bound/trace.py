@@ -1,17 +1,23 @@
 """The trace bound: on one workload, known in full (arrivals, lengths, SLOs), the most requests
 that any schedule — clairvoyant or not — can serve with every token on time (eq. 1).
 
-A necessary condition on every interval of time [s, e]: the requests that arrive at or after s
+A necessary condition on an interval of time [s, e]: the requests that arrive at or after s
 have work due by e (`demand`, for the tokens whose deadlines are ≤ e), all of it done by
 iterations inside [s, e]. Those iterations number at least K (`pacing`) and do at least the
 interval's tokens T and entries R, so they take at least min over K' ≥ K of
-K'·G(T/K') + K'·H(R/K') (Jensen, on the convex envelopes), plus the attention the work
-needs; all of it must fit in e − s. With m requests allowed to miss, each interval drops the
-m largest contributions of each column, and K must survive any m misses.
+K'·G(T/K') + K'·H(R/K') (Jensen, on the convex envelopes), plus the attention the work needs;
+all of it must fit in e − s. If k of the interval's requests miss, the rest still need the
+interval's work less its k largest contributions in each column, and K survives any k misses:
+the least k for which the interval fits is a number of its requests that must miss.
 
-The intervals checked: from the first arrival to a few ends (K from request-disjoint chains of
-windows), and windows of several lengths starting at arrivals (K from the (m + 1)-th longest
-single window). Checking fewer intervals only weakens the bound; it stays a bound.
+Intervals that do not overlap have no request in common (one arriving at or after s₂ ≥ e₁
+has nothing due by e₁), so a run misses at least the largest total of the least misses over
+a set of disjoint intervals (weighted interval scheduling): Poisson bursts that each force a
+miss add up, against the 1% a capacity trial allows.
+
+The intervals checked: from the first arrival to a few ends (K also from request-disjoint
+chains of windows), and windows of several lengths from each arrival (K from the longest
+single windows). Checking fewer intervals only weakens the bound; it stays a bound.
 """
 
 from __future__ import annotations
@@ -22,19 +28,17 @@ from numpy.typing import NDArray
 
 from slidingpolicy.bound.cost import IterationCost
 from slidingpolicy.bound.demand import COLUMNS, demand
-from slidingpolicy.bound.pacing import chain_weights
+from slidingpolicy.bound.pacing import chain_weights, heaviest_chain
 from slidingpolicy.workloads import Workload, WorkloadColumns
 
 FloatArray = NDArray[np.float64]
 
 MOST_MISSES = 64
-"""The most misses the bound resolves; past them it says only "more than this"."""
+"""The most misses an interval is resolved to; past them it counts as MOST_MISSES + 1."""
 PREFIX_ENDS = 8
 """Ends of the intervals from the first arrival (quantiles of the last tokens' deadlines)."""
-STARTS = 200
-"""Arrivals that start windows (evenly spread over the trace)."""
 LENGTHS = 12
-"""Window lengths (geometric, from the shortest TTFT to the whole span)."""
+"""Window lengths from each arrival (geometric, from half the shortest TTFT to the span)."""
 CHUNK = 64
 """Intervals evaluated at once (memory: CHUNK × requests × columns floats)."""
 EARLY = 1e-9
@@ -46,12 +50,12 @@ TOKENS, ENTRIES, PREFILL, COMPUTE, MEMORY = range(5)
 
 @attrs.frozen(slots=True)
 class TraceBound:
-    """At most `served` of the trace's requests can attain; `interval` is where one more
-    would not fit (None when all can)."""
+    """At least `requests − served` requests miss, as the disjoint `intervals` (start, end,
+    least misses) force; none can, when empty."""
 
     served: int
     requests: int
-    interval: tuple[float, float] | None
+    intervals: tuple[tuple[float, float, int], ...]
 
     @property
     def attainment(self) -> float:
@@ -61,7 +65,7 @@ class TraceBound:
 
 @attrs.frozen(slots=True)
 class Intervals:
-    """The intervals checked and, per interval, what the drops need."""
+    """The intervals checked and, per interval, what its misses change."""
 
     starts: FloatArray
     ends: FloatArray
@@ -74,47 +78,60 @@ class Intervals:
     chains: tuple[tuple[float, ...], ...]
     """The weights of successive request-disjoint chains (empty: not a whole-run interval)."""
 
-    def iterations(self, misses: int) -> FloatArray:
-        """The iterations each interval needs at least, whichever `misses` requests miss."""
-        count = self.windows[:, misses].copy()
+    def iterations(self, misses: NDArray[np.int64]) -> FloatArray:
+        """The iterations each interval needs at least, whichever `misses` (one number per
+        interval) of its requests miss."""
+        rows = np.arange(self.starts.size)
+        count = self.windows[rows, misses].copy()
         for i, weights in enumerate(self.chains):
-            if len(weights) > misses:
-                count[i] = max(count[i], min(weights[: misses + 1]))
+            if len(weights) > misses[i]:
+                count[i] = max(count[i], min(weights[: misses[i] + 1]))
         return count
 
+    def fits(self, cost: IterationCost, misses: NDArray[np.int64]) -> NDArray[np.bool_]:
+        """Whether each interval's work fits when `misses` (one per interval) of its
+        requests miss."""
+        rows = np.arange(self.starts.size)
+        work = self.totals - self.largest[rows, misses, :]
+        room = self.ends - self.starts
+        fitting: NDArray[np.bool_] = least_time(cost, work, self.iterations(misses)) <= room
+        return fitting
 
-def trace_bound(workload: Workload, cost: IterationCost) -> TraceBound:
-    """The bound (module docstring): the fewest misses every interval allows (more than
-    `MOST_MISSES`: `served` is then n − MOST_MISSES − 1, still a bound)."""
-    intervals = _intervals(workload, cost, MOST_MISSES)
+    def least_misses(self, cost: IterationCost) -> NDArray[np.int64]:
+        """Per interval, the fewest of its requests that must miss for the rest to fit (the
+        most resolved, plus one, when even that many do not do): a bisection, since more
+        misses only remove work and iterations."""
+        most = self.largest.shape[1] - 1
+        low = np.zeros(self.starts.size, dtype=np.int64)
+        high = np.full(self.starts.size, most + 1, dtype=np.int64)
+        while np.any(low < high):
+            mid = (low + high) // 2
+            fitting = self.fits(cost, np.minimum(mid, most)) & (mid <= most)
+            high = np.where(fitting & (low < high), mid, high)
+            low = np.where(~fitting & (low < high), mid + 1, low)
+        return low
+
+
+def trace_bound(workload: Workload, cost: IterationCost, most: int = MOST_MISSES) -> TraceBound:
+    """The bound (module docstring): the most misses disjoint intervals force, each interval
+    resolved up to `most`."""
+    intervals = _intervals(workload, cost, most)
+    least = intervals.least_misses(cost)
+    chosen, forced = heaviest_chain(intervals.starts, intervals.ends, least.astype(np.float64))
+    spans = sorted(
+        (float(intervals.starts[i]), float(intervals.ends[i]), int(least[i]))
+        for i in chosen
+        if least[i] > 0
+    )
     n = len(workload)
-    most = min(n, MOST_MISSES)
-    low, high = 0, most + 1
-    while low < high:
-        mid = (low + high) // 2
-        if mid <= most and _failing(intervals, cost, mid) is None:
-            high = mid
-        else:
-            low = mid + 1
-    stop = None if low == 0 else _failing(intervals, cost, min(low - 1, most))
-    return TraceBound(n - low, n, stop)
+    return TraceBound(max(0, n - round(forced)), n, tuple(spans))
 
 
 def attainable(workload: Workload, cost: IterationCost, misses: int) -> bool:
     """Whether a schedule might serve all but `misses` requests on time."""
     if misses >= len(workload):
         return True
-    return _failing(_intervals(workload, cost, misses), cost, misses) is None
-
-
-def _failing(intervals: Intervals, cost: IterationCost, misses: int) -> tuple[float, float] | None:
-    """The first interval whose due work cannot fit when `misses` requests miss, or None."""
-    work = intervals.totals - intervals.largest[:, misses, :]
-    needed = least_time(cost, work, intervals.iterations(misses))
-    late = np.flatnonzero(needed > intervals.ends - intervals.starts)
-    if late.size == 0:
-        return None
-    return float(intervals.starts[late[0]]), float(intervals.ends[late[0]])
+    return trace_bound(workload, cost, misses).served >= len(workload) - misses
 
 
 def least_time(cost: IterationCost, work: FloatArray, iterations: FloatArray) -> FloatArray:
@@ -143,8 +160,8 @@ def least_time(cost: IterationCost, work: FloatArray, iterations: FloatArray) ->
         axis=1,
     )
     k = np.clip(candidates, low[:, None], high[:, None])
-    seconds = cost.tokens.perspective(tokens[:, None] + 0.0 * k, k)
-    seconds = seconds + cost.entries.perspective(entries[:, None] + 0.0 * k, k)
+    seconds = cost.tokens.perspective(np.broadcast_to(tokens[:, None], k.shape), k)
+    seconds = seconds + cost.entries.perspective(np.broadcast_to(entries[:, None], k.shape), k)
     attention = work[:, PREFILL] + np.maximum(work[:, COMPUTE], work[:, MEMORY])
     time: FloatArray = np.where(some, seconds.min(axis=1) + attention, 0.0)
     return time
@@ -152,45 +169,81 @@ def least_time(cost: IterationCost, work: FloatArray, iterations: FloatArray) ->
 
 def due_tokens(c: WorkloadColumns, ends: FloatArray) -> FloatArray:
     """How many tokens of each request are due by each end (eq. 1): a row per end."""
-    since = ends[:, None] - EARLY - c.arrival[None, :] - c.ttft[None, :]
-    due = np.floor(since / c.tbt[None, :]) + 1.0
-    clipped: FloatArray = np.clip(due, 0.0, c.output[None, :].astype(np.float64))
-    return clipped
+    every = np.broadcast_to(np.arange(c.arrival.size), (ends.size, c.arrival.size))
+    return _due(c, np.array(every), ends)
+
+
+def _groups(c: WorkloadColumns) -> list[tuple[FloatArray, FloatArray, NDArray[np.int64]]]:
+    """The intervals in groups: (starts, ends, the indices of the requests each may hold, −1
+    for none). First the whole-run intervals from the first arrival, then per length the
+    windows from each arrival, holding the requests that arrive within them (a request
+    arriving with the same time before it in the workload left out: leaving work out only
+    weakens an interval)."""
+    n = c.arrival.size
+    last = c.arrival + c.ttft + (c.output - 1.0) * c.tbt
+    first = float(c.arrival[0])
+    prefix = np.unique(np.quantile(last, np.linspace(0.3, 1.0, PREFIX_ENDS)))
+    everyone = np.broadcast_to(np.arange(n), (prefix.size, n))
+    groups = [(np.full(prefix.size, first), prefix, np.array(everyone))]
+    shortest = 0.5 * float(c.ttft.min())
+    for length in np.geomspace(shortest, max(float(last.max()) - first, shortest), LENGTHS):
+        ends = c.arrival + length
+        stop = np.searchsorted(c.arrival, ends, side="right")
+        width = int((stop - np.arange(n)).max())
+        index = np.arange(n)[:, None] + np.arange(width)[None, :]
+        groups.append((c.arrival.copy(), ends, np.where(index < stop[:, None], index, -1)))
+    return groups
 
 
 def _intervals(workload: Workload, cost: IterationCost, most: int) -> Intervals:
     """The intervals (module docstring) of `workload` and their work, for up to `most`
-    misses."""
+    misses each."""
     c = workload.columns()
-    last = c.arrival + c.ttft + (c.output - 1.0) * c.tbt
-    first = float(c.arrival[0])
-    prefix = np.unique(np.quantile(last, np.linspace(0.3, 1.0, PREFIX_ENDS)))
-    picks = np.unique(np.linspace(0, c.arrival.size - 1, min(STARTS, c.arrival.size)).astype(int))
-    shortest = float(c.ttft.min())
-    lengths = np.geomspace(shortest, max(float(last.max()) - first, shortest), LENGTHS)
-    opens = np.repeat(c.arrival[picks], lengths.size)
-    starts = np.concatenate([np.full(prefix.size, first), opens])
-    ends = np.concatenate([prefix, (c.arrival[picks][:, None] + lengths[None, :]).ravel()])
     keep = min(most, len(workload)) + 1
-    totals, largest, windows = [], [], []
-    for lo in range(0, starts.size, CHUNK):
-        s, e = starts[lo : lo + CHUNK], ends[lo : lo + CHUNK]
-        due = due_tokens(c, e) * (c.arrival[None, :] >= s[:, None])
-        work = demand(cost, c.prompt[None, :].astype(np.float64), due, c.ttft[None, :])
-        ordered = -np.sort(-work, axis=1)[:, : keep - 1, :]
-        zero = np.zeros((s.size, 1, len(COLUMNS)))
-        totals.append(work.sum(axis=1))
-        largest.append(_padded(np.concatenate([zero, np.cumsum(ordered, axis=1)], axis=1), keep))
-        windows.append(_padded(-np.sort(-due, axis=1)[:, :keep], keep, fill=0.0))
-    chains = tuple(_chains(c, float(e), keep) for e in prefix.tolist()) + ((),) * opens.size
+    starts, ends, totals, largest, windows = [], [], [], [], []
+    groups = _groups(c)
+    for group_starts, group_ends, members in groups:
+        for lo in range(0, group_starts.size, CHUNK):
+            s, e = group_starts[lo : lo + CHUNK], group_ends[lo : lo + CHUNK]
+            index = members[lo : lo + CHUNK]
+            held = np.maximum(index, 0)
+            due = _due(c, held, e) * ((index >= 0) & (c.arrival[held] >= s[:, None]))
+            work = demand(cost, c.prompt[held].astype(np.float64), due, c.ttft[held])
+            starts.append(s)
+            ends.append(e)
+            totals.append(work.sum(axis=1))
+            zero = np.zeros((s.size, 1, len(COLUMNS)))
+            top = np.cumsum(_largest_first(work, keep - 1), axis=1)
+            largest.append(_padded(np.concatenate([zero, top], axis=1), keep))
+            windows.append(_padded(_largest_first(due, keep), keep, fill=0.0))
+    prefixes = groups[0][0].size
+    chains = tuple(_chains(c, float(e), keep) for e in groups[0][1].tolist())
     return Intervals(
-        starts,
-        ends,
+        np.concatenate(starts),
+        np.concatenate(ends),
         np.concatenate(totals),
         np.concatenate(largest),
         np.concatenate(windows),
-        chains,
+        chains + ((),) * (sum(g[0].size for g in groups) - prefixes),
     )
+
+
+def _due(c: WorkloadColumns, held: NDArray[np.int64], ends: FloatArray) -> FloatArray:
+    """`due_tokens` of the requests `held` (a row of indices per end)."""
+    since = ends[:, None] - EARLY - c.arrival[held] - c.ttft[held]
+    due = np.floor(since / c.tbt[held]) + 1.0
+    clipped: FloatArray = np.clip(due, 0.0, c.output[held].astype(np.float64))
+    return clipped
+
+
+def _largest_first(values: FloatArray, count: int) -> FloatArray:
+    """The `count` largest entries along axis 1, largest first."""
+    if count <= 0:
+        return values[:, :0]
+    if count < values.shape[1]:
+        values = -np.partition(-values, count - 1, axis=1)[:, :count]
+    ordered: FloatArray = -np.sort(-values, axis=1)
+    return ordered
 
 
 def _padded(values: FloatArray, size: int, fill: float | None = None) -> FloatArray:

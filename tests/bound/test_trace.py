@@ -100,7 +100,15 @@ def test_more_misses_never_make_a_trace_infeasible(workload: Workload) -> None:
     assert attainable(workload, model, misses)
     if misses > 0:
         assert not attainable(workload, model, misses - 1)
-        assert found.interval is not None
+        assert sum(k for _, _, k in found.intervals) >= misses
+
+
+@settings(max_examples=20, deadline=None)
+@given(workloads(HARDWARE[0]))
+def test_the_forcing_intervals_are_disjoint(workload: Workload) -> None:
+    """Requests of disjoint intervals are different requests, so their misses add up."""
+    spans = trace_bound(workload, cost(HARDWARE[0])).intervals
+    assert all(a[1] <= b[0] for a, b in zip(spans, spans[1:], strict=False))
 
 
 def test_a_lone_request_with_room_is_served() -> None:
@@ -113,7 +121,7 @@ def test_a_request_whose_prompt_cannot_fit_its_ttft_is_not_served() -> None:
     hopeless = Workload("hopeless", (RequestSpec("r0", 0.0, 8000, 2, 0.01, 0.1, "sharegpt"),))
     found = trace_bound(hopeless, cost(HARDWARE[0]))
     assert found.served == 0
-    assert found.interval is not None
+    assert found.intervals
 
 
 def test_the_trace_bound_capacity_brackets_a_passing_and_a_failing_rate() -> None:

@@ -16,7 +16,7 @@ from slidingpolicy.workloads import RequestSpec, Workload
 RANDOM_CASES = 6
 
 
-def _workload(instance: Instance) -> Workload:
+def as_workload(instance: Instance) -> Workload:
     """The instance's jobs as a workload, in arrival order."""
     jobs = sorted(instance.jobs, key=lambda j: (j.arrival, j.id))
     return Workload(
@@ -30,7 +30,7 @@ def _workload(instance: Instance) -> Workload:
 
 def _check(instance: Instance) -> tuple[int, int]:
     optimum, _ = solve(instance)
-    bound = trace_bound(_workload(instance), linear_cost(instance.b0, instance.b1))
+    bound = trace_bound(as_workload(instance), linear_cost(instance.b0, instance.b1))
     assert optimum <= bound.served
     return optimum, bound.served
 

@@ -182,7 +182,7 @@ def _groups(c: WorkloadColumns) -> list[tuple[FloatArray, FloatArray, NDArray[np
     n = c.arrival.size
     last = c.arrival + c.ttft + (c.output - 1.0) * c.tbt
     first = float(c.arrival[0])
-    prefix = np.unique(np.quantile(last, np.linspace(0.3, 1.0, PREFIX_ENDS)))
+    prefix = np.unique(np.quantile(last, np.linspace(0.3, 1.0, PREFIX_ENDS))) + 2.0 * EARLY
     everyone = np.broadcast_to(np.arange(n), (prefix.size, n))
     groups = [(np.full(prefix.size, first), prefix, np.array(everyone))]
     shortest = 0.5 * float(c.ttft.min())

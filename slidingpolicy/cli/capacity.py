@@ -36,10 +36,12 @@ from slidingpolicy.cli.options import (
     run_spec,
     writable_folder,
 )
-from slidingpolicy.cli.output import console, fmt, progress, trying
+from slidingpolicy.cli.output import console, fmt, pct, progress, trying
 
 if TYPE_CHECKING:
+    from slidingpolicy.bound.fluid import FluidBound
     from slidingpolicy.engine.capacity import CapacityResult, CapacitySpread
+    from slidingpolicy.engine.sweep import RunSpec
 
 
 def capacity(
@@ -93,8 +95,14 @@ def capacity(
             on_round=lambda trials: ticker.note(trying(trials)),
             ray=ray,
         )
+    limit = limit_of(base)
     write_json(
-        out / "results.json", {"base": base.to_dict(), "capacity": [c.to_dict() for c in found]}
+        out / "results.json",
+        {
+            "base": base.to_dict(),
+            "capacity": [c.to_dict() for c in found],
+            "bound": limit.to_dict(),
+        },
     )
     write_csv(out / "capacity.csv", capacity_rows(found))
     hardware = checked.hardware.name
@@ -102,7 +110,8 @@ def capacity(
     trial = f"{requests} requests per trial, {seeds} seed{'s' if seeds > 1 else ''}"
     title = f"capacity on {workload}, {hardware}, {trial}"
     plot_capacity({s.policy: list(s.capacities) for s in spread}, out / "capacity.png", title)
-    console.print(capacity_table(found, spread, seeds, title))
+    console.print(capacity_table(found, spread, seeds, title, limit.bound))
+    console.print(bound_line(limit))
     if seeds > 1:
         console.print(
             f"capacity: the mean over the seeds of the highest passing rate (each within "
@@ -117,10 +126,16 @@ def capacity(
 
 
 def capacity_table(
-    found: Sequence[CapacityResult], spread: Sequence[CapacitySpread], seeds: int, title: str
+    found: Sequence[CapacityResult],
+    spread: Sequence[CapacitySpread],
+    seeds: int,
+    title: str,
+    bound: float = math.nan,
 ) -> Table:
-    """One row per policy: its capacity, and its min–max over the seeds (or, with one seed,
-    the lowest failing rate), and the trials it took."""
+    """One row per policy: its capacity, its min–max over the seeds (or, with one seed, the
+    lowest failing rate), its share of the bound, and the trials it took."""
+    from slidingpolicy.bound.limits import share
+
     table = Table(title=title)
     table.add_column("policy", no_wrap=True)
     table.add_column("capacity (req/s)", justify="right", no_wrap=True)
@@ -128,10 +143,37 @@ def capacity_table(
         table.add_column("min–max (req/s)", justify="right", no_wrap=True)
     else:
         table.add_column("lowest failing (req/s)", justify="right")
+    table.add_column("of the bound", justify="right")
     table.add_column("trials", justify="right")
     for s in spread:
         mine = [c for c in found if c.policy == s.policy]
         extra = f"{fmt(s.low, 3)}–{fmt(s.high, 3)}" if seeds > 1 else fmt(mine[0].failing, 3)
         trials = str(sum(len(c.trials) for c in mine))
-        table.add_row(escape(s.policy), fmt(s.mean, 3), extra, trials)
+        table.add_row(escape(s.policy), fmt(s.mean, 3), extra, pct(share(s.mean, bound)), trials)
     return table
+
+
+def shares_line(spread: Sequence[CapacitySpread], bound: float) -> str:
+    """Each policy's mean capacity as a share of the bound, highest first."""
+    from slidingpolicy.bound.limits import share
+
+    ranked = sorted(spread, key=lambda s: -s.mean)
+    return "of the bound: " + ", ".join(
+        f"{escape(s.policy)} {pct(share(s.mean, bound))}" for s in ranked
+    )
+
+
+def limit_of(base: RunSpec) -> FluidBound:
+    """The bound of the run's workload on its hardware (`slidingpolicy bound`)."""
+    from slidingpolicy.bound.limits import limit
+
+    return limit(base.workload, base.hardware)
+
+
+def bound_line(limit: FluidBound) -> str:
+    """What the "of the bound" column divides by."""
+    return (
+        f"bound: {fmt(limit.bound, 3)} req/s, the highest Poisson rate at which 99% of requests "
+        f"could meet their SLOs on this hardware, whatever the policy (binding: "
+        f"{', '.join(limit.binding)}; `slidingpolicy bound` explains it)"
+    )

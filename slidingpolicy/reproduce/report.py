@@ -255,14 +255,14 @@ def limit_section(results: Row) -> str:
         [
             key,
             d,
-            _num(limits.bound(key, d)),
             ", ".join(limits.by[(key, d)]["binding"]),
+            _num(limits.bound(key, d)),
             _num(limits.by[(key, d)]["trial_bound"]),
             _num(best_seed0[(key, d)]),
         ]
         for key, d in cases
     ]
-    header = ["setting", "data set", "limit", "binds", "seed 0's trials", "best, seed 0"]
+    header = ["setting", "data set", "binds", "limit", "seed 0's trials", "best, seed 0"]
     within = sum(best_seed0[c] <= limits.by[c]["trial_bound"] for c in cases)
     parts = [
         "## The limit",
@@ -278,7 +278,7 @@ def limit_section(results: Row) -> str:
         f"capacity any policy reached on seed 0 — below its trials' bound on {within} of "
         f"{len(cases)} cases.",
         "",
-        _table(header, rows, right_from=2),
+        _table(header, rows, right_from=3),
         "",
         "Each policy's mean capacity as a share of the limit:",
     ]

@@ -110,7 +110,8 @@ def capacity(
     trial = f"{requests} requests per trial, {seeds} seed{'s' if seeds > 1 else ''}"
     title = f"capacity on {workload}, {hardware}, {trial}"
     plot_capacity({s.policy: list(s.capacities) for s in spread}, out / "capacity.png", title)
-    console.print(capacity_table(found, spread, seeds, title, limit.bound))
+    console.print(capacity_table(found, spread, seeds, title))
+    console.print(shares_line(spread, limit.bound))
     console.print(bound_line(limit))
     if seeds > 1:
         console.print(
@@ -126,16 +127,10 @@ def capacity(
 
 
 def capacity_table(
-    found: Sequence[CapacityResult],
-    spread: Sequence[CapacitySpread],
-    seeds: int,
-    title: str,
-    bound: float = math.nan,
+    found: Sequence[CapacityResult], spread: Sequence[CapacitySpread], seeds: int, title: str
 ) -> Table:
-    """One row per policy: its capacity, its min–max over the seeds (or, with one seed, the
-    lowest failing rate), its share of the bound, and the trials it took."""
-    from slidingpolicy.bound.limits import share
-
+    """One row per policy: its capacity, and its min–max over the seeds (or, with one seed,
+    the lowest failing rate), and the trials it took."""
     table = Table(title=title)
     table.add_column("policy", no_wrap=True)
     table.add_column("capacity (req/s)", justify="right", no_wrap=True)
@@ -143,13 +138,12 @@ def capacity_table(
         table.add_column("min–max (req/s)", justify="right", no_wrap=True)
     else:
         table.add_column("lowest failing (req/s)", justify="right")
-    table.add_column("of the bound", justify="right")
     table.add_column("trials", justify="right")
     for s in spread:
         mine = [c for c in found if c.policy == s.policy]
         extra = f"{fmt(s.low, 3)}–{fmt(s.high, 3)}" if seeds > 1 else fmt(mine[0].failing, 3)
         trials = str(sum(len(c.trials) for c in mine))
-        table.add_row(escape(s.policy), fmt(s.mean, 3), extra, pct(share(s.mean, bound)), trials)
+        table.add_row(escape(s.policy), fmt(s.mean, 3), extra, trials)
     return table
 
 

@@ -17,6 +17,8 @@ from slidingpolicy.cli.options import (
     CliError,
     GpuOpt,
     HardwareChoice,
+    HardwareTraceOpt,
+    KvTokensOpt,
     ModelOpt,
     OutOpt,
     PoliciesOpt,
@@ -48,6 +50,8 @@ def capacity(
     model: ModelOpt = "qwen2.5-7b",
     tp: TpOpt = 2,
     profile: ProfileOpt = None,
+    hardware_trace: HardwareTraceOpt = None,
+    kv_tokens: KvTokensOpt = None,
     workload: WorkloadOpt = "mixed-v1",
     requests: RequestsOpt = TRIAL_REQUESTS,
     seed: SeedOpt = 0,
@@ -78,7 +82,7 @@ def capacity(
     writable_folder(out)
     checked = run_spec(
         chosen[0],
-        HardwareChoice(gpu, model, tp, profile),
+        HardwareChoice(gpu, model, tp, profile, tuple(hardware_trace or ()), kv_tokens),
         WorkloadChoice(workload, requests, seed, slo_scale=slo_scale, slo_tiers=slo_tiers),
         predictor=predictor,
     )

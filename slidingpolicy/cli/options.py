@@ -64,6 +64,26 @@ ProfileOpt = Annotated[
         rich_help_panel="Hardware",
     ),
 ]
+HardwareTraceOpt = Annotated[
+    list[Path] | None,
+    typer.Option(
+        "--hardware-trace",
+        help="A real engine's step trace (JSONL: each step's batch and measured latency, as the "
+        "vLLM adapter's trace or `simulate --log` writes it): run on that engine's measured "
+        "latency and noise instead of --hardware/--model/--tp. Repeat for several traces.",
+        rich_help_panel="Hardware",
+    ),
+]
+KvTokensOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--kv-tokens",
+        min=16,
+        help="KV cache size in tokens (default: the hardware model's; with --hardware-trace, "
+        "unlimited: give the engine's own, e.g. vLLM's 'KV cache size: N tokens').",
+        rich_help_panel="Hardware",
+    ),
+]
 WorkloadOpt = Annotated[
     str,
     typer.Option(
@@ -219,12 +239,14 @@ def arrivals_of(rate: float | None, trace: Path | None, requests: int) -> Poisso
 
 @attrs.frozen(slots=True)
 class HardwareChoice:
-    """--hardware, --model, --tp and --profile, as given."""
+    """--hardware, --model, --tp, --profile, --hardware-trace and --kv-tokens, as given."""
 
     gpu: str
     model: str
     tp: int
     profile: Path | None = None
+    trace: tuple[Path, ...] = ()
+    kv_tokens: int | None = None
 
 
 @attrs.frozen(slots=True)
@@ -274,7 +296,8 @@ def run_spec(
         check_known("workload", w.workload, workload_names())
     check_requests(w.requests)
     profile = None if hardware.profile is None else str(hardware.profile)
-    hardware_spec = HardwareSpec(hardware.gpu, hardware.model, hardware.tp, profile)
+    traces = tuple(str(t) for t in hardware.trace)
+    hardware_spec = HardwareSpec(hardware.gpu, hardware.model, hardware.tp, profile, trace=traces)
     model = hardware_spec.build()
     arrivals = arrivals_of(w.rate, w.trace, w.requests)
     trace = None if w.trace is None else str(w.trace)
@@ -285,7 +308,7 @@ def run_spec(
         workload=WorkloadSpec(w.workload, w.requests, trace, w.slo_scale, w.slo_tiers),
         arrivals=arrivals,
         seed=w.seed,
-        options=EngineOptions(strict=strict),
+        options=EngineOptions(strict=strict, kv_capacity_tokens=hardware.kv_tokens),
         predictor=None if predictor is None else str(predictor),
     )
     built = by_name(name, predictor_of(spec), **dict(options))

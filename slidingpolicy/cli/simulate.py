@@ -13,6 +13,8 @@ from slidingpolicy.cli.options import (
     CheckedRun,
     GpuOpt,
     HardwareChoice,
+    HardwareTraceOpt,
+    KvTokensOpt,
     ModelOpt,
     OutOpt,
     PredictorOpt,
@@ -56,6 +58,8 @@ def simulate(
     model: ModelOpt = "qwen2.5-7b",
     tp: TpOpt = 2,
     profile: ProfileOpt = None,
+    hardware_trace: HardwareTraceOpt = None,
+    kv_tokens: KvTokensOpt = None,
     workload: WorkloadOpt = "mixed-v1",
     trace: TraceOpt = None,
     requests: RequestsOpt = 300,
@@ -65,7 +69,12 @@ def simulate(
     strict: StrictOpt = False,
     predictor: PredictorOpt = None,
     log: Annotated[
-        Path | None, typer.Option("--log", help="Write every (state, plan) as JSONL, for `check`.")
+        Path | None,
+        typer.Option(
+            "--log",
+            help="Write every step as a JSONL step trace (state, plan, the batch that ran, its "
+            "latency), for `check` and `fit --trace`.",
+        ),
     ] = None,
     out: OutOpt = Path("results/simulate"),
 ) -> None:
@@ -79,7 +88,7 @@ def simulate(
         writable_file(log, "--log")
     checked = run_spec(
         policy,
-        HardwareChoice(gpu, model, tp, profile),
+        HardwareChoice(gpu, model, tp, profile, tuple(hardware_trace or ()), kv_tokens),
         WorkloadChoice(workload, requests, seed, trace, slo_scale, slo_tiers, rate),
         strict,
         predictor,
@@ -95,19 +104,19 @@ def simulate(
 
 
 def run_checked(checked: CheckedRun, label: str, log: Path | None) -> RunOutput:
-    """Simulate the checked run, with a progress bar, writing every (state, plan) to `log`."""
+    """Simulate the checked run, with a progress bar, writing every step to `log` (a step
+    trace, `slidingpolicy.step_trace`)."""
     from slidingpolicy._io import replace_atomically
-    from slidingpolicy.codec import log_line
     from slidingpolicy.engine.simulator import simulate as run_engine
 
     spec = checked.spec
     with ExitStack() as stack:
-        on_plan = None
+        on_step = None
         if log is not None:
             handle = stack.enter_context(stack.enter_context(replace_atomically(log)).open("w"))
 
-            def on_plan(state: Any, plan: Any, budget: int) -> None:
-                handle.write(log_line(state, plan, budget) + "\n")
+            def on_step(step: Any) -> None:
+                handle.write(step.to_line() + "\n")
 
         with progress(f"{label}", len(checked.workload)) as advance:
             return run_engine(
@@ -116,8 +125,8 @@ def run_checked(checked: CheckedRun, label: str, log: Path | None) -> RunOutput:
                 checked.hardware,
                 spec.seed,
                 spec.options,
-                on_plan=on_plan,
                 progress=advance,
+                on_step=on_step,
             )
 
 

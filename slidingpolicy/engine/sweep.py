@@ -24,6 +24,7 @@ from slidingpolicy.engine.workers import default_workers, trial_runner
 from slidingpolicy.errors import InvalidRecordError
 from slidingpolicy.hardware import HardwareModel, build_hardware
 from slidingpolicy.hardware.build import DEFAULT_NOISE_SIGMA
+from slidingpolicy.hardware.traced import traced_model
 from slidingpolicy.policies import by_name
 from slidingpolicy.policies.labels import label, parse_label
 from slidingpolicy.pricing import LatencyPredictor
@@ -38,23 +39,32 @@ from slidingpolicy.workloads import (
 )
 
 
+def _paths(value: Sequence[str]) -> tuple[str, ...]:
+    return tuple(value)
+
+
 @attrs.frozen(slots=True)
 class HardwareSpec:
-    """A built-in hardware model by name (`hardware.build`), optionally with a profile CSV."""
+    """A built-in hardware model by name (`hardware.build`), optionally with a profile CSV;
+    or a real engine's, from its step traces (`trace`, which replaces the rest)."""
 
     gpu: str = "rtx3090"
     model: str = "qwen2.5-7b"
     tp: int = 2
     profile: str | None = None
     noise_sigma: float = DEFAULT_NOISE_SIGMA
+    trace: tuple[str, ...] = attrs.field(default=(), converter=_paths)
 
     def build(self) -> HardwareModel:
         """The hardware model (raises UnknownNameError for unknown names)."""
         profile = None if self.profile is None else Path(self.profile)
-        return build_hardware(self.gpu, self.model, self.tp, profile, self.noise_sigma)
+        return build_hardware(self.gpu, self.model, self.tp, profile, self.noise_sigma, self.trace)
 
     def predictor(self) -> LatencyPredictor:
-        """The predictor calibrated to this hardware: packaged, or fitted once and cached."""
+        """The predictor calibrated to this hardware: packaged, or fitted once and cached; for
+        a step trace, its own fit (what `slidingpolicy fit --trace` gives from all its steps)."""
+        if self.trace:
+            return traced_model(self.trace).fit
         return predictor_for(self)
 
 

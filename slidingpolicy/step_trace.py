@@ -96,7 +96,7 @@ class TraceStep:
         return chunks, contexts
 
     def to_line(self) -> str:
-        """The JSONL line (without its newline)."""
+        """The JSONL line (without its newline); `scheduled` in batch order."""
         document = {
             "state": state_to_dict(self.state),
             "plan": None if self.plan is None else plan_to_dict(self.plan),
@@ -105,7 +105,7 @@ class TraceStep:
             "fallback": self.fallback,
             "latency": self.latency,
         }
-        return json.dumps(document, sort_keys=True)
+        return json.dumps(document)
 
 
 def _allocations(value: Any) -> tuple[Allocation, ...]:

@@ -6,6 +6,8 @@ same fit `slidingpolicy fit --trace` writes; its noise is the empirical distribu
 trace's measured / fitted ratios. One iteration's latency is the fit times the ratio at the
 quantile Φ(z) of the engine's next standard normal z (interpolated between order
 statistics), so the engine's seeded noise draws it: the same seed, the same latencies.
+The model is monotone as the fit is (proofs/monotonicity.md): a token more in a prefill
+chunk, or one more chunk, never makes an iteration faster.
 
 A trace does not say how large the engine's KV cache is: the model's is `UNLIMITED_KV`, and
 `EngineOptions.kv_capacity_tokens` (`--kv-tokens`) sets the engine's real one.

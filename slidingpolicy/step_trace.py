@@ -148,6 +148,8 @@ def parse_step(text: str) -> TraceStep:
         missing = [name for name in STEP_FIELDS if name not in document]
         if missing:
             raise CodecError(f"line: a step trace line misses field {missing[0]!r}")
+    elif plan is None:
+        raise CodecError("plan: null only in a step trace line (with scheduled and fallback)")
     return TraceStep(
         state_from_dict(document["state"]),
         None if plan is None else plan_from_dict(plan),

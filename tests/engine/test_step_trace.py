@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from slidingpolicy.codec import CodecError
 from slidingpolicy.engine import EngineOptions, simulate
 from slidingpolicy.engine.noise import Normals, engine_rng
 from slidingpolicy.errors import TraceFormatError
@@ -94,6 +95,9 @@ GOOD = (
 )
 
 
+PLAN = '{"allocations": [["a", 1]], "path": "vllm", "prefill_budget": 0, "predicted_latency": 0.0}'
+
+
 def _line(**fields: str) -> str:
     """GOOD with some fields' JSON text replaced (or dropped, for '')."""
     import json
@@ -120,7 +124,7 @@ def test_a_step_is_its_batch_and_measured_latency(tmp_path: Path) -> None:
         ("{", "not JSON"),
         ("[1]", "must be a JSON object"),
         (_line(state=""), "missing field 'state'"),
-        (_line(scheduled="", fallback="", latency=""), "not a step"),
+        (_line(scheduled="", fallback="", latency="", plan=PLAN), "not a step"),
         (_line(latency=""), "misses field 'latency'"),
         (_line(latency="-0.5"), "latency: must be null or seconds >= 0"),
         (_line(latency='"fast"'), "latency: must be null or seconds >= 0"),
@@ -176,6 +180,14 @@ def test_a_trace_with_no_measured_step_is_refused(text: str, needle: str, tmp_pa
 def test_a_missing_trace_file_is_named(tmp_path: Path) -> None:
     with pytest.raises(TraceFormatError, match="no such file"):
         read_samples([tmp_path / "absent.jsonl"])
+
+
+def test_a_plan_is_null_only_in_a_step_trace_line() -> None:
+    with pytest.raises(CodecError, match="null only in a step trace line"):
+        parse_step(_line(scheduled="", fallback="", latency=""))
+    plain = parse_step(_line(scheduled="", fallback="", latency="", plan=PLAN))
+    assert (plain.scheduled, plain.fallback, plain.latency) == (None, None, None)
+    assert plain.plan is not None
 
 
 def test_step_sample_says_why_a_step_gives_none() -> None:

@@ -13,6 +13,7 @@ import pytest
 from slidingpolicy.engine import simulate
 from slidingpolicy.engine.sweep import HardwareSpec
 from slidingpolicy.hardware import HardwareModel, build_hardware
+from slidingpolicy.hardware.ratio_noise import RatioNoise
 from slidingpolicy.hardware.traced import TracedModel, traced_model
 from slidingpolicy.policies import by_name
 from slidingpolicy.pricing import LatencyPredictor, evaluate, fit_predictor
@@ -92,6 +93,7 @@ def test_the_traced_hardware_reproduces_the_attainment_curve(traced: Path) -> No
     assert original[0] >= 0.99, "the lowest rate is below the knee"
     assert original[-1] <= 0.9, "the highest rate is past it"
     assert np.max(np.abs(np.subtract(copy, original))) <= TOLERANCE, (original, copy)
-    slower = TracedModel("slower", model.fit.scaled(1.3), model.ratios)
+    noise = RatioNoise(tuple(1.3 * e for e in model.noise.edges), model.noise.bins)
+    slower = TracedModel("slower", model.fit.scaled(1.3), noise)
     off = _curve(slower, slower.fit)
     assert np.max(np.abs(np.subtract(off, original))) > TOLERANCE, (original, off)

@@ -12,11 +12,13 @@ A line is the codec's (state, plan) document (`codec`) with three more fields:
 - `plan` is null where no plan was asked for or none came back; `fallback` then says why the
   engine scheduled the step itself (the vLLM adapter: the policy raised; the offline engine: a
   decode-only run, whose only valid plan gives every decode one token).
-- `latency` is the step's measured seconds; null where it was not measured (nothing ran).
+- `latency` is the step's measured seconds; null (or absent, as in traces written before it
+  was recorded) where it was not measured.
 
 The vLLM adapter writes it, and so does `slidingpolicy simulate --log`; `check` reads its plans,
 `fit --trace` and the trace-built hardware model its (batch, latency) samples. A line with only
-the codec's three fields is a plain (state, plan) log: `check` reads it, a fit cannot.
+the codec's three fields (no `scheduled`) is a plain (state, plan) log: `check` reads it, a
+fit cannot.
 """
 
 from __future__ import annotations
@@ -52,9 +54,6 @@ TRACE_FORMAT = (
 
 DECODE_RUN = "decode-only run"
 """The offline engine's fallback for a step of a decode-only run advanced in closed form."""
-
-STEP_FIELDS = ("scheduled", "fallback", "latency")
-"""What a step trace adds to a (state, plan) log line."""
 
 
 def _scheduled(allocations: Sequence[Allocation]) -> tuple[Allocation, ...]:
@@ -143,20 +142,16 @@ def parse_step(text: str) -> TraceStep:
     if budget is not None and (type(budget) is not int or budget < 1):
         raise CodecError(f"token_budget: must be an int >= 1 or null, got {budget!r}")
     plan = document["plan"]
-    traced = any(name in document for name in STEP_FIELDS)
-    if traced:
-        missing = [name for name in STEP_FIELDS if name not in document]
-        if missing:
-            raise CodecError(f"line: a step trace line misses field {missing[0]!r}")
-    elif plan is None:
-        raise CodecError("plan: null only in a step trace line (with scheduled and fallback)")
+    traced = "scheduled" in document
+    if plan is None and not traced:
+        raise CodecError("plan: null only in a step trace line (one with scheduled)")
     return TraceStep(
         state_from_dict(document["state"]),
         None if plan is None else plan_from_dict(plan),
         budget,
         _allocations(document["scheduled"]) if traced else None,
-        document["fallback"] if traced else None,
-        _latency(document["latency"]) if traced else None,
+        document.get("fallback") if traced else None,
+        _latency(document.get("latency")) if traced else None,
     )
 
 
@@ -212,9 +207,7 @@ def read_samples(paths: Sequence[Path | str]) -> TraceSamples:
             try:
                 step = parse_step(line)
                 if step.scheduled is None:
-                    raise CodecError(
-                        "a (state, plan) log line, not a step: no scheduled, fallback, latency"
-                    )
+                    raise CodecError("a (state, plan) log line, not a step: no scheduled")
                 found = step_sample(step)
             except SlidingPolicyError as error:
                 raise TraceFormatError(f"{path}:{number}: {error}; {TRACE_FORMAT}") from None

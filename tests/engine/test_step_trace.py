@@ -125,7 +125,6 @@ def test_a_step_is_its_batch_and_measured_latency(tmp_path: Path) -> None:
         ("[1]", "must be a JSON object"),
         (_line(state=""), "missing field 'state'"),
         (_line(scheduled="", fallback="", latency="", plan=PLAN), "not a step"),
-        (_line(latency=""), "misses field 'latency'"),
         (_line(latency="-0.5"), "latency: must be null or seconds >= 0"),
         (_line(latency='"fast"'), "latency: must be null or seconds >= 0"),
         (_line(scheduled='[["a", 1]]'), "scheduled: must be a JSON object"),
@@ -154,13 +153,14 @@ def test_steps_without_a_measured_batch_are_skipped_and_counted(tmp_path: Path) 
         _line(scheduled="{}", latency="null"),
         _line(scheduled="{}"),
         _line(scheduled='{"gone": 1}'),
+        _line(latency="", fallback=""),
     ]
     trace.write_text("\n".join(lines) + "\n")
     found = read_samples([trace, trace])
     assert len(found.samples) == 2
-    assert found.steps == 10
+    assert found.steps == 12
     assert found.describe_skipped() == (
-        "8 of 10 steps skipped (4 latency null, 2 nothing scheduled, "
+        "10 of 12 steps skipped (6 latency null, 2 nothing scheduled, "
         "2 a scheduled request not in the state)"
     )
 
@@ -185,6 +185,8 @@ def test_a_missing_trace_file_is_named(tmp_path: Path) -> None:
 def test_a_plan_is_null_only_in_a_step_trace_line() -> None:
     with pytest.raises(CodecError, match="null only in a step trace line"):
         parse_step(_line(scheduled="", fallback="", latency=""))
+    with pytest.raises(CodecError, match="null only in a step trace line"):
+        parse_step(_line(scheduled=""))
     plain = parse_step(_line(scheduled="", fallback="", latency="", plan=PLAN))
     assert (plain.scheduled, plain.fallback, plain.latency) == (None, None, None)
     assert plain.plan is not None

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from hypothesis import given
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from slidingpolicy.codec import CodecError
@@ -72,6 +72,7 @@ def test_engine_steps_round_trip_through_their_lines() -> None:
     assert [parse_step(s.to_line()) for s in steps] == steps
 
 
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(states(), st.data())
 def test_a_step_round_trips(state: SchedulerState, data: st.DataObject) -> None:
     ids = [r.id for r in state.requests]

@@ -8,7 +8,7 @@ import re
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from slidingpolicy.engine.noise import Normals, engine_rng
@@ -19,6 +19,7 @@ fitted_latency = st.sampled_from([0.01, 0.02, 0.05]) | st.floats(1e-4, 2.0)
 steps = st.lists(st.tuples(fitted_latency, st.floats(0.5, 3.0)), min_size=1, max_size=900)
 
 
+@settings(deadline=None)
 @given(steps)
 def test_every_step_is_in_the_class_of_its_fitted_latency(pairs: list[tuple[float, float]]) -> None:
     """Classes are ordered, at most NOISE_BINS, each of at least MIN_BIN_STEPS steps unless
@@ -46,6 +47,7 @@ def test_enough_steps_fill_every_class() -> None:
     assert max(b.size for b in noise.bins) - min(b.size for b in noise.bins) <= 1
 
 
+@settings(deadline=None)
 @given(steps, st.floats(-8.0, 8.0), st.floats(-8.0, 8.0), st.floats(0.0, 3.0))
 def test_a_draw_is_deterministic_non_decreasing_in_z_and_within_its_class(
     pairs: list[tuple[float, float]], a: float, b: float, latency: float

@@ -48,6 +48,9 @@ from slidingpolicy_vllm.trace import Trace
 
 logger = logging.getLogger(__name__)
 
+SLO_REJECTED = "SLO metadata rejected, defaults used"
+"""The `sliding_faults` kind counting requests whose SLO metadata was not used."""
+
 THROUGHPUT_DECAY = 0.9
 """Weight ρ keeps at each measured prefill step (exponential average of tokens/s)."""
 
@@ -233,7 +236,14 @@ class SlidingScheduler(Scheduler):
         rejected value is counted and logged) and its arrival on the adapter's clock."""
         slo = request_slo(request, self._default_slo)
         if slo.problem is not None:
-            self._fault("SLO metadata rejected, defaults used", slo.problem)
+            self.sliding_faults[SLO_REJECTED] += 1
+            if self.sliding_faults[SLO_REJECTED] == 1:
+                logger.warning(
+                    "slidingpolicy: %s (later rejected SLOs are counted in "
+                    "sliding_faults[%r], not logged)",
+                    slo.problem,
+                    SLO_REJECTED,
+                )
         arrival = max(request.arrival_time - self._epoch, 0.0)
         seen = self._known[request.request_id] = Known(request, slo, arrival)
         return seen

@@ -20,8 +20,8 @@ from slidingpolicy.errors import SlidingPolicyError
 
 EXIT_BROKEN = 1
 LOG_FORMAT = (
-    'expected JSONL, one {"state": ..., "plan": ..., "token_budget": int | null} per line '
-    "(docs/checker.md)"
+    'expected JSONL, one {"state": ..., "plan": ... | null, "token_budget": int | null} per '
+    "line (docs/checker.md)"
 )
 
 
@@ -74,24 +74,28 @@ def check(
 
     Invariants 6 and 7 compare the plan's predicted latency with deadlines: give --predictor
     or --hardware/--model/--tp to recompute it from the batch instead of trusting the log.
+    Lines whose plan is null (steps the engine scheduled itself) are counted, not checked.
     Exit 0 when every plan holds, 1 when some break an invariant, 2 when the log has malformed
-    lines (or none at all), 3 when it has both.
+    lines (or no plan at all), 3 when it has both.
     """
     from slidingpolicy._io import read_text
-    from slidingpolicy.codec import parse_line
+    from slidingpolicy.codec import parse_step
     from slidingpolicy.invariants import check_plan
 
     judge = _predictor(predictor, gpu, model, tp)
     text = read_text(log, CliError, LOG_FORMAT)
-    plans = broken = malformed = unbudgeted = 0
+    plans = broken = malformed = unbudgeted = unplanned = 0
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
         try:
-            state, plan, budget = parse_line(line)
+            state, plan, budget = parse_step(line)
         except SlidingPolicyError as error:
             malformed += 1
             print(f"{log}:{number}: malformed: {error}", file=sys.stderr)
+            continue
+        if plan is None:
+            unplanned += 1
             continue
         plans += 1
         unbudgeted += budget is None
@@ -101,10 +105,15 @@ def check(
             for v in violations:
                 print(f"{log}:{number}: t={state.now:.6f}s {v}")
     if plans == 0 and malformed == 0:
-        raise CliError(f"{log}: no plans to check (the log is empty); {LOG_FORMAT}")
+        held = f"its {unplanned} lines all have plan null" if unplanned else "the log is empty"
+        raise CliError(f"{log}: no plans to check ({held}); {LOG_FORMAT}")
     console.print(
         f"{plans} plans checked: {broken} break an invariant, {malformed} malformed lines"
     )
+    if unplanned:
+        console.print(
+            f"{unplanned} lines have plan null (steps the engine scheduled itself): not checked"
+        )
     if unbudgeted:
         console.print(
             f"[yellow]{unbudgeted} plans have token_budget null: invariant 4 not checked[/yellow]"

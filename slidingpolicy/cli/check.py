@@ -74,9 +74,9 @@ def check(
 
     Invariants 6 and 7 compare the plan's predicted latency with deadlines: give --predictor
     or --hardware/--model/--tp to recompute it from the batch instead of trusting the log.
-    Lines whose plan is null (steps the engine scheduled itself) are counted, not checked.
-    Exit 0 when every plan holds, 1 when some break an invariant, 2 when the log has malformed
-    lines (or no plan at all), 3 when it has both.
+    A step with no plan (the engine scheduled it itself; its "fallback" says why) is counted,
+    not checked. Exit 0 when every plan holds, 1 when some break an invariant, 2 when the log
+    has malformed lines (or none at all), 3 when it has both.
     """
     from slidingpolicy._io import read_text
     from slidingpolicy.codec import parse_step
@@ -104,16 +104,13 @@ def check(
             broken += 1
             for v in violations:
                 print(f"{log}:{number}: t={state.now:.6f}s {v}")
-    if plans == 0 and malformed == 0:
-        held = f"its {unplanned} lines all have plan null" if unplanned else "the log is empty"
-        raise CliError(f"{log}: no plans to check ({held}); {LOG_FORMAT}")
+    if plans == 0 and malformed == 0 and unplanned == 0:
+        raise CliError(f"{log}: no plans to check (the log is empty); {LOG_FORMAT}")
     console.print(
         f"{plans} plans checked: {broken} break an invariant, {malformed} malformed lines"
     )
     if unplanned:
-        console.print(
-            f"{unplanned} lines have plan null (steps the engine scheduled itself): not checked"
-        )
+        console.print(f"{unplanned} steps without a plan (scheduled by the engine itself)")
     if unbudgeted:
         console.print(
             f"[yellow]{unbudgeted} plans have token_budget null: invariant 4 not checked[/yellow]"

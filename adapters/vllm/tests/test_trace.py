@@ -124,7 +124,7 @@ def test_steps_vllm_scheduled_itself_are_traced_and_check_skips_those_without_a_
     assert done.returncode == 0, done.stdout + done.stderr
     planned = len(lines) - len(fallbacks)
     assert f"{planned} plans checked: 0 break an invariant" in done.stdout
-    assert f"{len(fallbacks)} lines have plan null" in done.stdout
+    assert f"{len(fallbacks)} steps without a plan" in done.stdout
 
 
 def test_check_reports_an_invalid_plan_in_the_trace(tmp_path: Path) -> None:

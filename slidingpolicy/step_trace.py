@@ -9,16 +9,15 @@ A line is the codec's (state, plan) document (`codec`) with three more fields:
 - `scheduled` is the batch that really ran, which may differ from the plan (an engine drops
   what does not fit); each request's cached context is u_i = prefilled + generated of its
   record in `state` (eq. 4), so the batch is the list of (c_i, u_i) the predictor prices.
-- `plan` is null where no plan was asked for or none came back; `fallback` then says why the
-  engine scheduled the step itself (the vLLM adapter: the policy raised; the offline engine: a
-  decode-only run, whose only valid plan gives every decode one token).
+- `fallback` says why the engine scheduled the step itself (the vLLM adapter: the policy
+  raised, its plan then null, or its plan broke an invariant; the offline engine: a step of a
+  decode-only run, whose only valid plan gives every decode one token, its plan null).
 - `latency` is the step's measured seconds; null (or absent, as in traces written before it
   was recorded) where it was not measured.
 
 The vLLM adapter writes it, and so does `slidingpolicy simulate --log`; `check` reads its plans,
-`fit --trace` and the trace-built hardware model its (batch, latency) samples. A line with only
-the codec's three fields (no `scheduled`) is a plain (state, plan) log: `check` reads it, a
-fit cannot.
+`fit --trace` and the trace-built hardware model its (batch, latency) samples. A line without
+`scheduled` is a plain (state, plan) log line: `check` reads it, a fit cannot.
 """
 
 from __future__ import annotations
@@ -33,13 +32,13 @@ from typing import Any
 import attrs
 
 from slidingpolicy import _validate
-from slidingpolicy._io import MAX_TOKENS, parse_json, read_text
+from slidingpolicy._io import MAX_TOKENS, read_text
 from slidingpolicy.codec import (
     CodecError,
-    plan_from_dict,
+    line_fields,
     plan_to_dict,
-    state_from_dict,
     state_to_dict,
+    step_from_fields,
 )
 from slidingpolicy.errors import SlidingPolicyError, TraceFormatError
 from slidingpolicy.pricing.fit import Sample
@@ -125,33 +124,20 @@ def _latency(value: Any) -> float | None:
 
 
 def parse_step(text: str) -> TraceStep:
-    """One line of a step trace or of a (state, plan) log; CodecError or InvalidRecordError
-    (both SlidingPolicyError) naming the field when malformed."""
-    try:
-        document = parse_json(text)
-    except json.JSONDecodeError as error:
-        raise CodecError(f"not JSON ({error.msg} at column {error.colno})") from None
-    except ValueError as error:
-        raise CodecError(f"not a JSON document a record can hold ({error})") from None
-    if not isinstance(document, dict):
-        raise CodecError(f"line: must be a JSON object, got {type(document).__name__}")
-    for name in ("state", "plan", "token_budget"):
-        if name not in document:
-            raise CodecError(f"line: missing field {name!r}")
-    budget = document["token_budget"]
-    if budget is not None and (type(budget) is not int or budget < 1):
-        raise CodecError(f"token_budget: must be an int >= 1 or null, got {budget!r}")
-    plan = document["plan"]
-    traced = "scheduled" in document
-    if plan is None and not traced:
-        raise CodecError("plan: null only in a step trace line (one with scheduled)")
+    """One line of a step trace or of a (state, plan) log (`codec.parse_step` reads the
+    latter's fields); CodecError or InvalidRecordError (both SlidingPolicyError) naming the
+    field when malformed."""
+    fields = line_fields(text)
+    state, plan, budget = step_from_fields(fields)
+    if "scheduled" not in fields:
+        return TraceStep(state, plan, budget)
     return TraceStep(
-        state_from_dict(document["state"]),
-        None if plan is None else plan_from_dict(plan),
+        state,
+        plan,
         budget,
-        _allocations(document["scheduled"]) if traced else None,
-        document.get("fallback") if traced else None,
-        _latency(document.get("latency")) if traced else None,
+        _allocations(fields["scheduled"]),
+        fields.get("fallback"),
+        _latency(fields.get("latency")),
     )
 
 

@@ -21,8 +21,8 @@ from slidingpolicy.errors import SlidingPolicyError
 
 EXIT_BROKEN = 1
 LOG_FORMAT = (
-    'expected JSONL, one {"state": ..., "plan": ..., "token_budget": int | null} per line, '
-    'with "scheduled", "fallback" and "latency" in a step trace (docs/checker.md)'
+    'expected JSONL, one {"state": ..., "plan": ... | null, "token_budget": int | null} per '
+    'line, with "scheduled", "fallback" and "latency" in a step trace (docs/checker.md)'
 )
 
 

@@ -230,7 +230,7 @@ def test_capacity_progress_names_the_rates_tried() -> None:
     assert trying(many) == "trying 8 rates, 1–1.7/s"
 
 
-def _log_line(plan: dict[str, Any], budget: Any = 2048, **drop: bool) -> str:
+def _log_line(plan: dict[str, Any] | None, budget: Any = 2048, **drop: bool) -> str:
     state = {
         "now": 0.888,
         "prefill_throughput": 8000.0,
@@ -319,6 +319,20 @@ def test_check_reports_broken_and_malformed_lines_together(
     assert f"{log}:1: t=0.888000s invariant 4" in out
     assert f"{log}:2: malformed" in err
     assert "1 plans have token_budget null: invariant 4 not checked" in out
+
+
+def test_check_counts_and_skips_steps_without_a_plan_and_ignores_extra_keys(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    log = tmp_path / "trace.jsonl"
+    planned = json.loads(_log_line(ENLARGED))
+    planned.update(scheduled={"d": 1, "p": 340}, fallback=None, latency=0.2)
+    unplanned = {**planned, "plan": None, "fallback": "policy raised ZeroDivisionError"}
+    log.write_text(f"{json.dumps(planned)}\n{json.dumps(unplanned)}\n")
+    code, out, err = _run(["check", str(log)], capsys)
+    assert (code, err) == (0, "")
+    assert "1 plans checked: 0 break an invariant, 0 malformed lines" in out
+    assert "1 steps without a plan (scheduled by the engine itself)" in out
 
 
 def test_the_documented_log_line_parses() -> None:

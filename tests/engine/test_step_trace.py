@@ -9,7 +9,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from slidingpolicy.codec import CodecError
 from slidingpolicy.engine import EngineOptions, simulate
 from slidingpolicy.engine.noise import Normals, engine_rng
 from slidingpolicy.errors import TraceFormatError
@@ -183,14 +182,11 @@ def test_a_missing_trace_file_is_named(tmp_path: Path) -> None:
         read_samples([tmp_path / "absent.jsonl"])
 
 
-def test_a_plan_is_null_only_in_a_step_trace_line() -> None:
-    with pytest.raises(CodecError, match="null only in a step trace line"):
-        parse_step(_line(scheduled="", fallback="", latency=""))
-    with pytest.raises(CodecError, match="null only in a step trace line"):
-        parse_step(_line(scheduled=""))
+def test_a_line_without_scheduled_is_a_plain_log_line() -> None:
     plain = parse_step(_line(scheduled="", fallback="", latency="", plan=PLAN))
     assert (plain.scheduled, plain.fallback, plain.latency) == (None, None, None)
     assert plain.plan is not None
+    assert parse_step(_line(scheduled="")).plan is None
 
 
 def test_step_sample_says_why_a_step_gives_none() -> None:

@@ -55,10 +55,6 @@ DECODE_RUN = "decode-only run"
 """The offline engine's fallback for a step of a decode-only run advanced in closed form."""
 
 
-def _scheduled(allocations: Sequence[Allocation]) -> tuple[Allocation, ...]:
-    return tuple(allocations)
-
-
 @attrs.frozen(slots=True)
 class TraceStep:
     """One line of a step trace (module docstring). `scheduled` is None for a plain
@@ -67,7 +63,7 @@ class TraceStep:
     state: SchedulerState
     plan: BatchPlan | None
     token_budget: int | None
-    scheduled: tuple[Allocation, ...] | None = attrs.field(default=None)
+    scheduled: tuple[Allocation, ...] | None = None
     fallback: str | None = None
     latency: float | None = None
 

@@ -56,6 +56,9 @@ MAX_REPLAY_REQUESTS = 100_000
 
 LOOPBACK_NAMES = ("localhost",)
 
+LAG_NOTE = 0.05
+"""Seconds of client send lag above which the summary says so."""
+
 
 @attrs.frozen(slots=True)
 class Plan:
@@ -592,6 +595,13 @@ def _show(
             f"{row['failed']}/{row['requests']}",
         )
     console.print(table)
+    lag = max((r.send_lag for r in runs), default=0.0)
+    if lag > LAG_NOTE:
+        console.print(
+            f"[yellow]the client sent requests up to {1000 * lag:.0f} ms after their arrival "
+            "(a busy machine); times count from the arrival, so the lag counts against the "
+            "engine[/yellow]"
+        )
     if skipped:
         console.print(f"[yellow]{len(skipped)} runs skipped: --time-limit reached[/yellow]")
     console.print(f"results in {out}/ (results.json, runs.csv, summary.csv, requests.csv, "

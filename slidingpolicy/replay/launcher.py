@@ -88,8 +88,9 @@ class Server:
     ) -> None:
         self.name, self.command, self.env, self.log, self.url = name, command, env, log, url
         self.process: subprocess.Popen[bytes] | None = None
+        self.started = float("nan")
         self.ready_after = float("nan")
-        """Seconds from start to ready."""
+        """Seconds from its latest start to ready."""
 
     @property
     def pid(self) -> int:
@@ -101,6 +102,7 @@ class Server:
     def start(self) -> None:
         """Start the process; it inherits nothing from this terminal's process group."""
         self.log.parent.mkdir(parents=True, exist_ok=True)
+        self.started = time.monotonic()
         with self.log.open("ab") as out:
             try:
                 self.process = subprocess.Popen(
@@ -132,7 +134,7 @@ class Server:
                     f"{self.log}: {_tail(self.log)}"
                 )
             if self._healthy():
-                self.ready_after = time.monotonic() - started
+                self.ready_after = time.monotonic() - self.started
                 return
             time.sleep(POLL)
         raise EngineError(

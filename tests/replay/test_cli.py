@@ -211,6 +211,7 @@ def test_launch_starts_one_server_per_arm_and_stops_them_all(
         "native", "sarathi-edf[token_budget=256]", "sarathi-edf[token_budget=256]", "native",
     ]  # fmt: skip
     assert [t["starts"] for t in document["targets"]] == [1, 1]
+    assert all(t["ready_seconds"] > 0 for t in document["targets"])
     assert all(t["memory_peak_bytes"] > 0 for t in document["targets"])
 
 

@@ -284,3 +284,23 @@ def test_a_launched_run_that_fails_stops_every_server_and_says_why(
     assert servers
     for _, pids in servers:
         assert not any(alive(p) for p in pids)
+
+
+def test_a_trace_is_replayed_at_its_recorded_times(
+    fake_engine: Start, tmp_path: Path, capsys: Capture
+) -> None:
+    engine = fake_engine(lambda body: Behaviour())
+    trace = tmp_path / "t.csv"
+    trace.write_text(
+        "num_prefill_tokens,num_decode_tokens,arrived_at\n100,3,0.0\n50,2,0.25\n80,4,0.5\n"
+    )
+    out = tmp_path / "out"
+    args = ["replay", "--url", engine.url, "--trace", str(trace), "-n", "3", "--out", str(out)]
+    code, stdout, err = run_cli(args, capsys)
+    assert code == 0, err
+    run = json.loads((out / "results.json").read_text())["runs"][0]
+    assert run["rate"] is None
+    assert [r["arrival"] for r in run["requests"]] == [0.0, 0.25, 0.5]
+    assert [r["prompt_tokens"] for r in run["requests"]] == [100, 50, 80]
+    assert [r["sent"] >= r["arrival"] for r in run["requests"]] == [True] * 3
+    assert "recorded" in stdout

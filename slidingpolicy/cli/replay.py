@@ -8,6 +8,7 @@ every arm in turn, the arms' order rotating (`replay.matrix`).
 
 from __future__ import annotations
 
+import importlib.util
 import ipaddress
 import math
 import os
@@ -269,6 +270,8 @@ def replay(
     command = ["slidingpolicy", *(context.find_root().obj or {"argv": sys.argv[1:]})["argv"]]
     if (url is None) == (launch is None):
         raise CliError("give either --url (a running server) or --launch vllm, not both")
+    if importlib.util.find_spec("aiohttp") is None:
+        raise CliError("replay needs aiohttp: pip install 'slidingpolicy[replay]'")
     plan = _plan(workload, trace, requests, rate, rates, seed, seeds, repeats, slo_scale,
                  slo_tiers, timeout, time_limit)  # fmt: skip
     writable_folder(out)
@@ -276,9 +279,11 @@ def replay(
     skipped: list[dict[str, Any]] = []
     with ExitStack() as stack:
         if url is not None:
-            base = _check_url(url, allow_remote)
-            targets = [_endpoint(label, base, model)]
-            vocab = _url_vocab()
+            from slidingpolicy.replay.requests import PROMPT_VOCAB
+            from slidingpolicy.replay.targets import Target
+
+            targets = [Target(label, _check_url(url, allow_remote), model, None)]
+            vocab = PROMPT_VOCAB
         else:
             if launch != "vllm":
                 raise CliError(f"--launch {launch!r}: the engine it can launch is 'vllm'")
@@ -363,18 +368,6 @@ def _check_url(url: str, allow_remote: bool) -> str:
             "this machine unless --allow-remote is given"
         )
     return re.sub(r"/(v1(/completions)?/?)?$", "", url.rstrip("/"))
-
-
-def _endpoint(label: str, url: str, model: str | None) -> Target:
-    from slidingpolicy.replay.targets import Target
-
-    return Target(label, url, model, None)
-
-
-def _url_vocab() -> int:
-    from slidingpolicy.replay.requests import PROMPT_VOCAB
-
-    return PROMPT_VOCAB
 
 
 @contextmanager
@@ -500,7 +493,7 @@ def _run_one(
     """Replay the cell's workload against `target` and judge it."""
     import asyncio
 
-    from slidingpolicy.replay.client import replay as send_all
+    from slidingpolicy.replay.client import send_all
     from slidingpolicy.replay.measure import failures, judge, send_lag
     from slidingpolicy.replay.report import ReplayRun
     from slidingpolicy.replay.requests import completions

@@ -55,7 +55,7 @@ def _failure(error: BaseException) -> str:
     if isinstance(error, TimeoutError):
         return "timeout"
     if isinstance(error, aiohttp.ClientConnectorError):
-        return "connection refused"
+        return "cannot connect"
     if isinstance(error, aiohttp.ClientPayloadError | aiohttp.ServerDisconnectedError):
         return "connection lost"
     if isinstance(error, json.JSONDecodeError):
@@ -113,7 +113,7 @@ async def send(
     return Measured(sent, tuple(tokens), failure)
 
 
-async def replay(
+async def send_all(
     url: str,
     model: str,
     completions: Sequence[Completion],
@@ -180,4 +180,4 @@ WARMUP = Completion("warmup", 0.0, tuple(range(1, 257)), 8, 60.0, 60.0)
 async def warm(url: str, model: str, count: int, timeout: float) -> None:
     """Send `count` warm-up requests one after the other; their results are not kept."""
     for _ in range(count):
-        await replay(url, model, (WARMUP,), timeout)
+        await send_all(url, model, (WARMUP,), timeout)

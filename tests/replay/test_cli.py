@@ -304,3 +304,17 @@ def test_a_trace_is_replayed_at_its_recorded_times(
     assert [r["prompt_tokens"] for r in run["requests"]] == [100, 50, 80]
     assert [r["sent"] >= r["arrival"] for r in run["requests"]] == [True] * 3
     assert "recorded" in stdout
+
+
+def test_without_aiohttp_replay_says_which_extra_to_install(
+    tmp_path: Path, capsys: Capture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "aiohttp" else real(name, *a)
+    )
+    args = ["replay", "--url", "http://127.0.0.1:1", "--rate", "1", "--out", str(tmp_path)]
+    code, _, err = run_cli(args, capsys)
+    one_line_error(code, err, "pip install 'slidingpolicy[replay]'")

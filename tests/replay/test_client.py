@@ -13,7 +13,7 @@ import pytest
 
 from slidingpolicy.engine.metrics import percentile
 from slidingpolicy.errors import EngineError
-from slidingpolicy.replay.client import probe, replay
+from slidingpolicy.replay.client import probe, send_all
 from slidingpolicy.replay.measure import Measured, failures, judge
 from slidingpolicy.replay.requests import Completion, completions
 from slidingpolicy.workloads import RequestSpec, Workload
@@ -53,7 +53,7 @@ def workload_of(names: list[str]) -> Workload:
 
 
 def run(url: str, sent: tuple[Completion, ...], timeout: float = 30.0) -> list[Measured]:
-    return asyncio.run(replay(url, "fake-model", sent, timeout))
+    return asyncio.run(send_all(url, "fake-model", sent, timeout))
 
 
 def test_measured_token_times_are_the_engines_and_judged_by_eq_1(fake_engine: Start) -> None:
@@ -120,7 +120,7 @@ def test_a_request_past_its_timeout_is_cancelled_and_counted(fake_engine: Start)
 def test_a_server_that_is_down_fails_every_request_as_refused() -> None:
     workload = workload_of(["a", "b"])
     measured = run(f"http://127.0.0.1:{closed_port()}", completions(workload, seed=0))
-    assert failures(measured) == {"connection refused": 2}
+    assert failures(measured) == {"cannot connect": 2}
 
 
 def closed_port() -> int:

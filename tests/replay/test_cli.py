@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import csv
 import json
+import signal
+import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -318,3 +321,27 @@ def test_without_aiohttp_replay_says_which_extra_to_install(
     args = ["replay", "--url", "http://127.0.0.1:1", "--rate", "1", "--out", str(tmp_path)]
     code, _, err = run_cli(args, capsys)
     one_line_error(code, err, "pip install 'slidingpolicy[replay]'")
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_an_interrupted_launch_stops_every_server(
+    sig: signal.Signals, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    python = fake_python(tmp_path, monkeypatch)
+    out = str(tmp_path / "out")
+    args = ["replay", "--launch", "vllm", "--vllm-python", str(python), "--policies",
+            "native,sarathi-edf", "--rate", "0.2", "-n", "50", "--out", out]  # fmt: skip
+    command = [sys.executable, "-c", "from slidingpolicy.cli import main; main()", *args]
+    replaying = subprocess.Popen(command, stderr=subprocess.PIPE, text=True)
+    for _ in range(600):
+        if len(list(tmp_path.glob("*.pids"))) == 2 and (tmp_path / "out" / "servers").exists():
+            break
+        time.sleep(0.1)
+    replaying.send_signal(sig)
+    _, err = replaying.communicate(timeout=120)
+    assert replaying.returncode == 130
+    assert "interrupted" in err
+    servers = launched(tmp_path)
+    assert len(servers) == 2
+    for _, pids in servers:
+        assert not any(alive(p) for p in pids)

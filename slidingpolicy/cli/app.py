@@ -19,6 +19,7 @@ from slidingpolicy.cli.check import check
 from slidingpolicy.cli.demo import demo
 from slidingpolicy.cli.options import EXIT_BAD_INPUT, EXIT_INTERRUPTED
 from slidingpolicy.cli.output import console
+from slidingpolicy.cli.replay import replay
 from slidingpolicy.cli.reproduce import reproduce
 from slidingpolicy.cli.simulate import simulate
 from slidingpolicy.cli.sweep import sweep_command
@@ -82,6 +83,7 @@ app.command()(simulate)
 app.command()(capacity)
 app.command(name="sweep")(sweep_command)
 app.command()(reproduce)
+app.command()(replay)
 app.command()(profile)
 app.command()(fit)
 app.command()(check)
@@ -100,7 +102,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     if not args:
         args = ["--help"]
     try:
-        with command.make_context("slidingpolicy", args) as context:
+        with command.make_context("slidingpolicy", args, obj={"argv": tuple(args)}) as context:
             command.invoke(context)
     except typer.Exit as done:
         sys.exit(done.exit_code)

@@ -88,7 +88,8 @@ WorkloadOpt = Annotated[
     str,
     typer.Option(
         "--workload",
-        help="Synthetic workload: sharegpt, arxiv, mixed-v1 (3:1) or mixed-v2 (5:1).",
+        help="Synthetic workload: sharegpt, arxiv, mixed-v1 (3:1), mixed-v2 (5:1), or "
+        "cpu-mixed (short chat and documents 7:3, sized for a CPU engine).",
         rich_help_panel="Workload",
     ),
 ]

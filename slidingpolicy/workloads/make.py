@@ -1,7 +1,9 @@
 """The entry points: a named synthetic workload, or one loaded from a trace file.
 
 Named workloads sample lengths from the embedded distributions: ``sharegpt``, ``arxiv``, and
-the mixes ``mixed-v1`` (ShareGPT:arXiv = 3:1 by request count) and ``mixed-v2`` (5:1). A mix
+the mixes ``mixed-v1`` (ShareGPT:arXiv = 3:1 by request count) and ``mixed-v2`` (5:1); and
+``cpu-mixed``, sized for a CPU engine (`workloads.uniform`): short chat and document
+requests 7:3, with their own SLOs (`workloads.slos`). A mix
 has exactly those proportions (largest remainder), in a seeded random order. The seed feeds
 independent streams for lengths, order, arrivals and SLO tiers, so that changing the arrival
 process leaves the lengths unchanged.
@@ -21,12 +23,14 @@ from slidingpolicy.workloads.lengths import LengthDistribution
 from slidingpolicy.workloads.records import RequestSpec, Workload
 from slidingpolicy.workloads.slos import check_scale, dataset_slo, tiered_slos
 from slidingpolicy.workloads.traces import load_trace
+from slidingpolicy.workloads.uniform import CHAT, DOCUMENTS
 
 MIXES: dict[str, tuple[tuple[LengthDistribution, int], ...]] = {
     "sharegpt": ((SHAREGPT, 1),),
     "arxiv": ((ARXIV, 1),),
     "mixed-v1": ((SHAREGPT, 3), (ARXIV, 1)),
     "mixed-v2": ((SHAREGPT, 5), (ARXIV, 1)),
+    "cpu-mixed": ((CHAT, 7), (DOCUMENTS, 3)),
 }
 
 

@@ -20,7 +20,10 @@ from tests.cli.conftest import run_cli as _run
         (["simulate", "--policy", "fifo"], "known: greedy, qoserve, sarathi"),
         (["simulate", "--hardware", "tpu"], "known: a100-80g, a100-80g-measured"),
         (["simulate", "--model", "gpt5"], "known:"),
-        (["simulate", "--workload", "chat"], "known: arxiv, mixed-v1, mixed-v2, sharegpt"),
+        (
+            ["simulate", "--workload", "chat"],
+            "known: arxiv, cpu-mixed, mixed-v1, mixed-v2, sharegpt",
+        ),
         (["sweep", "--rates", "1,x"], "rates"),
         (["sweep", "--rates", "1,-2"], "rates"),
         (["capacity", "--policy", "nope"], "unknown policy"),

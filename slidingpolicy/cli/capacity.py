@@ -36,7 +36,7 @@ from slidingpolicy.cli.options import (
     run_spec,
     writable_folder,
 )
-from slidingpolicy.cli.output import console, fmt, progress, trying
+from slidingpolicy.cli.output import can_plot, console, fmt, progress, trying
 
 if TYPE_CHECKING:
     from slidingpolicy.engine.capacity import CapacityResult, CapacitySpread
@@ -69,7 +69,6 @@ def capacity(
     import attrs
 
     from slidingpolicy.engine.capacity import PRECISION, capacities, spreads
-    from slidingpolicy.engine.plots import plot_capacity
     from slidingpolicy.engine.results import capacity_rows, write_csv, write_json
 
     chosen = parse_policies(policy)
@@ -101,7 +100,10 @@ def capacity(
     spread = spreads(found)
     trial = f"{requests} requests per trial, {seeds} seed{'s' if seeds > 1 else ''}"
     title = f"capacity on {workload}, {hardware}, {trial}"
-    plot_capacity({s.policy: list(s.capacities) for s in spread}, out / "capacity.png", title)
+    if can_plot():
+        from slidingpolicy.engine.plots import plot_capacity
+
+        plot_capacity({s.policy: list(s.capacities) for s in spread}, out / "capacity.png", title)
     console.print(capacity_table(found, spread, seeds, title))
     if seeds > 1:
         console.print(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator
 from contextlib import contextmanager
+from importlib.util import find_spec
 
 from rich.console import Console
 from rich.markup import escape
@@ -19,6 +20,21 @@ from rich.progress import (
 
 console = Console()
 err_console = Console(stderr=True)
+PLOTS_EXTRA = "pip install 'slidingpolicy[plots]'"
+"""The install command that brings matplotlib, for the PNG figures."""
+
+
+def can_plot() -> bool:
+    """True when matplotlib (the plots extra) is installed; otherwise say on stderr that the
+    PNG figures are left out, and how to get them."""
+    if find_spec("matplotlib") is not None:
+        return True
+    err_console.print(
+        f"no PNG figures: they need matplotlib, from the plots extra: {PLOTS_EXTRA}",
+        markup=False,
+        highlight=False,
+    )
+    return False
 
 
 class Ticker:

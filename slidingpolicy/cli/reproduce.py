@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import time
+from importlib.util import find_spec
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from slidingpolicy.cli.options import RayOpt, WorkersOpt, writable_folder
-from slidingpolicy.cli.output import console, progress
+from slidingpolicy.cli.options import CliError, RayOpt, WorkersOpt, writable_folder
+from slidingpolicy.cli.output import PLOTS_EXTRA, console, progress
 
 
 def reproduce(
@@ -34,6 +35,8 @@ def reproduce(
     from slidingpolicy.reproduce import FULL, QUICK
     from slidingpolicy.reproduce import reproduce as run_all
 
+    if find_spec("matplotlib") is None:
+        raise CliError(f"the report's figures need matplotlib, from the plots extra: {PLOTS_EXTRA}")
     writable_folder(out)
     started = time.perf_counter()
     path = run_all(QUICK if quick else FULL, out, progress, workers, ray)

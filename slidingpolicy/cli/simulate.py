@@ -30,7 +30,7 @@ from slidingpolicy.cli.options import (
     writable_file,
     writable_folder,
 )
-from slidingpolicy.cli.output import console, fmt, ms, pct, progress
+from slidingpolicy.cli.output import can_plot, console, fmt, ms, pct, progress
 
 if TYPE_CHECKING:
     from slidingpolicy.engine.simulator import RunOutput
@@ -123,7 +123,6 @@ def run_checked(checked: CheckedRun, label: str, log: Path | None) -> RunOutput:
 
 def write_results(out: Path, checked: CheckedRun, output: RunOutput, label: str) -> None:
     """results.json, timings.json, requests.csv and requests.png under `out`."""
-    from slidingpolicy.engine.plots import plot_requests
     from slidingpolicy.engine.results import request_rows, write_csv, write_json
 
     spec, work, m = checked.spec, checked.workload, output.metrics
@@ -140,6 +139,10 @@ def write_results(out: Path, checked: CheckedRun, output: RunOutput, label: str)
     )
     write_json(out / "timings.json", output.stats.to_dict())
     write_csv(out / "requests.csv", rows)
+    if not can_plot():
+        return
+    from slidingpolicy.engine.plots import plot_requests
+
     plot_requests(
         work,
         output.outcome,

@@ -32,7 +32,7 @@ from slidingpolicy.cli.options import (
     run_spec,
     writable_folder,
 )
-from slidingpolicy.cli.output import console, pct, progress
+from slidingpolicy.cli.output import can_plot, console, pct, progress
 
 
 def sweep_command(
@@ -55,7 +55,6 @@ def sweep_command(
     out: OutOpt = Path("results/sweep"),
 ) -> None:
     """Run policies at several request rates; attainment and tail latency per (policy, rate)."""
-    from slidingpolicy.engine.plots import plot_sweep
     from slidingpolicy.engine.results import (
         runs_document,
         sweep_rows,
@@ -81,7 +80,10 @@ def sweep_command(
     write_json(out / "timings.json", timings_document(runs))
     write_csv(out / "sweep.csv", sweep_rows(runs))
     hardware = checked.hardware.name
-    plot_sweep(runs, out / "sweep.png", f"{workload}, {hardware}, {requests} requests per run")
+    if can_plot():
+        from slidingpolicy.engine.plots import plot_sweep
+
+        plot_sweep(runs, out / "sweep.png", f"{workload}, {hardware}, {requests} requests per run")
     table = Table(title=f"SLO attainment on {workload}")
     table.add_column("policy", no_wrap=True)
     for r in rate_list:

@@ -18,7 +18,7 @@ from slidingpolicy.cli.capacity import capacity
 from slidingpolicy.cli.check import check
 from slidingpolicy.cli.demo import demo
 from slidingpolicy.cli.options import EXIT_BAD_INPUT, EXIT_INTERRUPTED
-from slidingpolicy.cli.output import console
+from slidingpolicy.cli.output import ARGV, console
 from slidingpolicy.cli.reproduce import reproduce
 from slidingpolicy.cli.simulate import simulate
 from slidingpolicy.cli.sweep import sweep_command
@@ -100,7 +100,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     if not args:
         args = ["--help"]
     try:
-        with command.make_context("slidingpolicy", args) as context:
+        with command.make_context("slidingpolicy", list(args)) as context:
+            context.meta[ARGV] = ["slidingpolicy", *args]
             command.invoke(context)
     except typer.Exit as done:
         sys.exit(done.exit_code)

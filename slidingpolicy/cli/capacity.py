@@ -36,13 +36,14 @@ from slidingpolicy.cli.options import (
     run_spec,
     writable_folder,
 )
-from slidingpolicy.cli.output import can_plot, console, fmt, progress, trying
+from slidingpolicy.cli.output import can_plot, command_line, console, fmt, progress, trying
 
 if TYPE_CHECKING:
     from slidingpolicy.engine.capacity import CapacityResult, CapacitySpread
 
 
 def capacity(
+    context: typer.Context,
     policy: PoliciesOpt = "slidingserve",
     gpu: GpuOpt = "rtx3090",
     model: ModelOpt = "qwen2.5-7b",
@@ -69,7 +70,7 @@ def capacity(
     import attrs
 
     from slidingpolicy.engine.capacity import PRECISION, capacities, spreads
-    from slidingpolicy.engine.results import capacity_rows, write_csv, write_json
+    from slidingpolicy.engine.results import capacity_rows, write_csv, write_results
 
     chosen = parse_policies(policy)
     if not (math.isfinite(start) and start > 0):
@@ -92,8 +93,10 @@ def capacity(
             on_round=lambda trials: ticker.note(trying(trials)),
             ray=ray,
         )
-    write_json(
-        out / "results.json", {"base": base.to_dict(), "capacity": [c.to_dict() for c in found]}
+    write_results(
+        out / "results.json",
+        {"base": base.to_dict(), "capacity": [c.to_dict() for c in found]},
+        command_line(context),
     )
     write_csv(out / "capacity.csv", capacity_rows(found))
     hardware = checked.hardware.name

@@ -22,7 +22,7 @@ from slidingpolicy.cli.options import (
     run_spec,
     writable_folder,
 )
-from slidingpolicy.cli.output import can_plot, console, fmt, pct, progress, trying
+from slidingpolicy.cli.output import can_plot, command_line, console, fmt, pct, progress, trying
 
 DEMO_REQUESTS = 600
 """Requests per run in the demo, to finish in under two minutes on two cores (1000 take
@@ -35,6 +35,7 @@ if TYPE_CHECKING:
 
 
 def demo(
+    context: typer.Context,
     out: OutOpt = Path("results"),
     requests: Annotated[int, typer.Option("--requests", "-n", help="Requests per run.")] = (
         DEMO_REQUESTS
@@ -56,6 +57,7 @@ def demo(
         timings_document,
         write_csv,
         write_json,
+        write_results,
     )
     from slidingpolicy.engine.sweep import sweep
     from slidingpolicy.policies import names
@@ -73,9 +75,10 @@ def demo(
     with progress("rate sweep", len(policies) * len(rates)) as ticker:
         runs = sweep(base, policies, rates, workers, on_done=lambda _: ticker(1))
     found = demo_capacities(base, policies, runs, seeds, workers)
-    write_json(
+    write_results(
         folder / "results.json",
         {**runs_document(runs), "capacity": [c.to_dict() for c in found]},
+        command_line(context),
     )
     write_json(folder / "timings.json", timings_document(runs))
     write_csv(folder / "sweep.csv", sweep_rows(runs))

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from importlib.util import find_spec
 
+import typer
 from rich.console import Console
 from rich.markup import escape
 from rich.progress import (
@@ -22,6 +24,18 @@ console = Console()
 err_console = Console(stderr=True)
 PLOTS_EXTRA = "pip install 'slidingpolicy[plots]'"
 """The install command that brings matplotlib, for the PNG figures."""
+
+
+ARGV = "slidingpolicy.argv"
+"""The key under which `main` keeps the command line in the click context's `meta`."""
+
+
+def command_line(context: typer.Context) -> list[str]:
+    """The command line that runs the command of `context`, for the provenance of its results:
+    as `main` received it, or this process's arguments when the app was invoked otherwise."""
+    if ARGV in context.meta:
+        return list(context.meta[ARGV])
+    return ["slidingpolicy", *sys.argv[1:]]
 
 
 def can_plot() -> bool:

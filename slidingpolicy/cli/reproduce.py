@@ -10,10 +10,11 @@ from typing import Annotated
 import typer
 
 from slidingpolicy.cli.options import CliError, RayOpt, WorkersOpt, writable_folder
-from slidingpolicy.cli.output import PLOTS_EXTRA, console, progress
+from slidingpolicy.cli.output import PLOTS_EXTRA, command_line, console, progress
 
 
 def reproduce(
+    context: typer.Context,
     quick: Annotated[
         bool,
         typer.Option(
@@ -39,5 +40,5 @@ def reproduce(
         raise CliError(f"the report's figures need matplotlib, from the plots extra: {PLOTS_EXTRA}")
     writable_folder(out)
     started = time.perf_counter()
-    path = run_all(QUICK if quick else FULL, out, progress, workers, ray)
+    path = run_all(QUICK if quick else FULL, out, progress, workers, ray, command_line(context))
     console.print(f"report in {path} — {(time.perf_counter() - started) / 60:.1f} min")

@@ -30,13 +30,14 @@ from slidingpolicy.cli.options import (
     writable_file,
     writable_folder,
 )
-from slidingpolicy.cli.output import can_plot, console, fmt, ms, pct, progress
+from slidingpolicy.cli.output import can_plot, command_line, console, fmt, ms, pct, progress
 
 if TYPE_CHECKING:
     from slidingpolicy.engine.simulator import RunOutput
 
 
 def simulate(
+    context: typer.Context,
     policy: Annotated[
         str, typer.Option("--policy", "-p", help="Policy name (see `policies`).")
     ] = "slidingserve",
@@ -85,7 +86,7 @@ def simulate(
         predictor,
     )
     output = run_checked(checked, policy, log)
-    write_results(out, checked, output, policy)
+    write_results(out, checked, output, policy, command_line(context))
     console.print(
         metrics_table(output, f"{policy} on {checked.spec.workload.label}, {requests} requests")
     )
@@ -121,13 +122,16 @@ def run_checked(checked: CheckedRun, label: str, log: Path | None) -> RunOutput:
             )
 
 
-def write_results(out: Path, checked: CheckedRun, output: RunOutput, label: str) -> None:
-    """results.json, timings.json, requests.csv and requests.png under `out`."""
-    from slidingpolicy.engine.results import request_rows, write_csv, write_json
+def write_results(
+    out: Path, checked: CheckedRun, output: RunOutput, label: str, command: list[str]
+) -> None:
+    """results.json (with `command` in its provenance), timings.json, requests.csv and
+    requests.png under `out`."""
+    from slidingpolicy.engine import results
 
     spec, work, m = checked.spec, checked.workload, output.metrics
-    rows = request_rows(work, output.outcome)
-    write_json(
+    rows = results.request_rows(work, output.outcome)
+    results.write_results(
         out / "results.json",
         {
             "spec": spec.to_dict(),
@@ -136,9 +140,10 @@ def write_results(out: Path, checked: CheckedRun, output: RunOutput, label: str)
             "end": output.end,
             "requests": rows,
         },
+        command,
     )
-    write_json(out / "timings.json", output.stats.to_dict())
-    write_csv(out / "requests.csv", rows)
+    results.write_json(out / "timings.json", output.stats.to_dict())
+    results.write_csv(out / "requests.csv", rows)
     if not can_plot():
         return
     from slidingpolicy.engine.plots import plot_requests

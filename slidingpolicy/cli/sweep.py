@@ -32,10 +32,11 @@ from slidingpolicy.cli.options import (
     run_spec,
     writable_folder,
 )
-from slidingpolicy.cli.output import can_plot, console, pct, progress
+from slidingpolicy.cli.output import can_plot, command_line, console, pct, progress
 
 
 def sweep_command(
+    context: typer.Context,
     policy: PoliciesOpt = "all",
     rates: Annotated[
         str, typer.Option("--rates", help="Comma-separated Poisson rates (req/s).")
@@ -61,6 +62,7 @@ def sweep_command(
         timings_document,
         write_csv,
         write_json,
+        write_results,
     )
     from slidingpolicy.engine.sweep import sweep
 
@@ -76,7 +78,7 @@ def sweep_command(
     base = checked.spec
     with progress("sweep", len(chosen) * len(rate_list)) as ticker:
         runs = sweep(base, chosen, rate_list, workers, on_done=lambda _: ticker(1), ray=ray)
-    write_json(out / "results.json", runs_document(runs))
+    write_results(out / "results.json", runs_document(runs), command_line(context))
     write_json(out / "timings.json", timings_document(runs))
     write_csv(out / "sweep.csv", sweep_rows(runs))
     hardware = checked.hardware.name

@@ -1,7 +1,9 @@
 """Results on disk: deterministic JSON, CSV tables, and the engine's timings kept apart.
 
-`results.json` holds only what a seed determines (specs, metrics, per-request outcomes), so the
-same seed gives the same bytes; wall-clock and CPU figures go to `timings.json`.
+`results.json` holds what a seed determines (specs, metrics, per-request outcomes), so the
+same seed and command give the same bytes, and its "provenance": the version, the git commit
+and the command line that made it (`engine.provenance`); wall-clock and CPU figures go to
+`timings.json`.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import numpy as np
 from slidingpolicy._io import replace_atomically, write_text
 from slidingpolicy.engine.capacity import CapacityResult
 from slidingpolicy.engine.metrics import Metrics, RequestOutcome
+from slidingpolicy.engine.provenance import provenance
 from slidingpolicy.engine.sweep import RunSummary
 from slidingpolicy.workloads import Workload
 
@@ -111,6 +114,11 @@ def write_csv(path: Path, rows: Sequence[dict[str, Any]]) -> None:
 def write_json(path: Path, data: Any) -> None:
     """`dumps(data)` to `path`, creating the folder; atomically (a temporary file, renamed)."""
     write_text(path, dumps(data))
+
+
+def write_results(path: Path, data: dict[str, Any], command: Sequence[str] | None) -> None:
+    """`data` and its "provenance" (version, commit, `command`) as a results.json at `path`."""
+    write_json(path, {**data, "provenance": provenance(command)})
 
 
 def runs_document(runs: Sequence[RunSummary]) -> dict[str, Any]:

@@ -143,7 +143,17 @@ def header(results: Row, timings: Row) -> str:
             if quick
             else ""
         )
+        + _made_by(results.get("provenance"))
     )
+
+
+def _made_by(provenance: Row | None) -> str:
+    """ " Made by slidingpolicy V at commit C." from the results' provenance, when recorded."""
+    if not provenance:
+        return ""
+    commit = provenance.get("commit")
+    at = f" at commit {str(commit)[:12]}" if commit else ""
+    return f" Made by slidingpolicy {provenance['version']}{at}."
 
 
 HEADLINE_POLICIES = ("sarathi-edf", "qoserve", "qoserve[kappa=0]", "slidingserve", "slidingserve+")

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+import slidingpolicy
 from tests.cli.conftest import run_cli as _run
 
 
@@ -69,6 +70,10 @@ def test_simulate_writes_results_and_a_checkable_log(
     assert "SLO attainment" in text
     first = (out / "results.json").read_text()
     assert json.loads(first)["metrics"]["requests"] == 20
+    made = json.loads(first)["provenance"]
+    assert made["version"] == slidingpolicy.__version__
+    assert made["command"] == "slidingpolicy " + " ".join(args)
+    assert made["commit"] is not None
     assert (out / "requests.csv").is_file()
     code, _, _ = _run(args, capsys)
     assert (out / "results.json").read_text() == first

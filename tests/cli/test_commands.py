@@ -167,7 +167,8 @@ def test_capacity_on_ray_writes_what_local_processes_write(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """`--ray local` starts a Ray instance for the search, runs its trials there, shuts it
-    down after, and writes the same results, byte for byte, as two local processes."""
+    down after, and writes the same results, byte for byte, as two local processes (all but
+    the command line in their provenance)."""
     ray = pytest.importorskip("ray", reason="Ray is an optional extra: slidingpolicy[ray]")
     from slidingpolicy.engine import workers
 
@@ -185,7 +186,9 @@ def test_capacity_on_ray_writes_what_local_processes_write(
         out = tmp_path / where[0].strip("-")
         code, _, err = _run([*args, *where, "-o", str(out)], capsys)
         assert code == 0, err
-        outputs[where[0]] = [(out / f).read_bytes() for f in ("results.json", "capacity.csv")]
+        results = json.loads((out / "results.json").read_text())
+        assert results.pop("provenance")["command"].endswith(" ".join([*where, "-o", str(out)]))
+        outputs[where[0]] = [json.dumps(results), (out / "capacity.csv").read_bytes()]
     assert outputs["--ray"] == outputs["--workers"]
     assert on_ray, "the trials ran on Ray"
     assert not ray.is_initialized(), "the instance it started is shut down"

@@ -26,7 +26,10 @@ LOG_FORMAT = (
 
 
 def check(
-    log: Annotated[Path, typer.Argument(help="JSONL log of (state, plan) pairs, from any engine.")],
+    log: Annotated[
+        Path,
+        typer.Argument(metavar="LOG", help="JSONL log of (state, plan) pairs, from any engine."),
+    ],
     predictor: Annotated[
         Path | None,
         typer.Option(

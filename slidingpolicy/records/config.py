@@ -23,9 +23,10 @@ class SlidingConfig:
     """Configuration of the SlidingServe policy and of its ablations.
 
     - `max_batch_tokens`: B_max, the token budget of one iteration (decodes included).
-    - `urgency_threshold`: α of eq. 14; `epsilon`: ε of eq. 13 (seconds).
+    - `urgency_threshold`: α of eq. 14, the urgency above which a request is urgent.
+    - `epsilon`: ε of eq. 13 (seconds), the floor of the slack in the urgency ratio.
     - `window`: iterations planned jointly (1 = greedy eq. 3, 2 = the paper, k > 2 = §10.5),
-      at most `MAX_WINDOW`.
+      at most 16 (`MAX_WINDOW`).
     - `demote_late`: requests past their TTFT deadline sort after every live one (§7.2).
     - `split_search`: the paper's ternary search or the exact minimizer of eq. 9.
     - `order`: MLPS (eq. 16) or EDF on the TTFT deadline (the ablation's base).

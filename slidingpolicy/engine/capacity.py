@@ -83,7 +83,7 @@ def _search(
                 passing = r
                 break
             failing = r
-    while passing > 0.0 and failing / passing > 1.0 + precision:
+    while passing > 0.0 and math.isfinite(failing) and failing / passing > 1.0 + precision:
         ratio = failing / passing
         rates = [passing * ratio ** ((j + 1) / (k + 1)) for j in range(k)]
         for r, a in zip(rates, (yield rates), strict=True):

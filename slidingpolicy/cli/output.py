@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from importlib.util import find_spec
 
@@ -106,6 +106,20 @@ def pct(value: float) -> str:
     return f"{100 * value:.1f}%"
 
 
-def ms(value: float) -> str:
-    """Seconds as whole milliseconds; a dash for NaN."""
-    return "—" if math.isnan(value) else f"{1000 * value:.0f}"
+def number(value: float) -> str:
+    """A value with three significant digits or more (12.3, 4.56, 123, 12345); a dash for
+    NaN or infinity."""
+    if not math.isfinite(value):
+        return "—"
+    size = abs(value)
+    digits = 2 if size < 10 else 1 if size < 100 else 0
+    return f"{value:.{digits}f}"
+
+
+def durations(seconds: Sequence[float]) -> tuple[str, list[str]]:
+    """Durations in the one unit that reads for all of them (`metrics.duration_unit`): the
+    unit's name and each value in it."""
+    from slidingpolicy.engine.metrics import duration_unit
+
+    unit, size = duration_unit(seconds)
+    return unit, [number(value / size) for value in seconds]

@@ -19,7 +19,7 @@ import numpy as np
 
 from slidingpolicy._io import replace_atomically, write_text
 from slidingpolicy.engine.capacity import CapacityResult
-from slidingpolicy.engine.metrics import Metrics, RequestOutcome
+from slidingpolicy.engine.metrics import LATENCIES, Metrics, RequestOutcome, stat_fields
 from slidingpolicy.engine.provenance import provenance
 from slidingpolicy.engine.sweep import RunSummary
 from slidingpolicy.workloads import Workload
@@ -28,18 +28,15 @@ METRIC_COLUMNS = (
     "attainment",
     "ttft_attainment",
     "tbt_attainment",
-    "ttft_p50",
-    "ttft_p90",
-    "ttft_p99",
-    "tbt_p50",
-    "tbt_p90",
-    "tbt_p99",
+    "goodput",
+    *(field for latency in LATENCIES for field in stat_fields(latency)),
     "token_throughput",
     "request_throughput",
     "completed",
     "preemptions",
     "predictor_mae",
 )
+"""The metrics of a CSV row (`engine.metrics` defines each)."""
 
 
 def _clean(value: Any) -> Any:
@@ -130,6 +127,18 @@ def timings_document(runs: Sequence[RunSummary]) -> dict[str, Any]:
     """Wall-clock and CPU figures of the runs (not reproducible; kept apart)."""
     return {
         "runs": [{"policy": r.spec.label, "rate": r.spec.rate, **r.stats.to_dict()} for r in runs]
+    }
+
+
+def trial_timings(trials: Sequence[RunSummary], wall_seconds: float) -> dict[str, Any]:
+    """Wall-clock and CPU figures of a capacity search: each trial's (policy, seed, rate and
+    engine figures) and the whole search's wall-clock time (not reproducible; kept apart)."""
+    return {
+        "wall_seconds": wall_seconds,
+        "trials": [
+            {"policy": t.spec.label, "seed": t.spec.seed, "rate": t.spec.rate, **t.stats.to_dict()}
+            for t in trials
+        ],
     }
 
 

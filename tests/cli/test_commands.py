@@ -37,13 +37,18 @@ def test_version(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_policies_lists_a_line_on_each(capsys: pytest.CaptureFixture[str]) -> None:
+    """One row per policy, in the registry's order, its name first and then its summary;
+    the options follow (tests/cli/test_help.py)."""
+    from slidingpolicy.policies import summary
+
     code, out, _ = _run(["policies"], capsys)
     assert code == 0
-    lines = out.strip().splitlines()
-    assert len(lines) == len(names())
-    for name, line in zip(names(), lines, strict=True):
-        assert line.split()[0] == name
-        assert len(line.split()) > 3, line
+    table = out.split("what each option means")[0]
+    starts = [line.split()[0] for line in table.splitlines() if line.split()]
+    assert [s for s in starts if s in names()] == list(names())
+    for name in names():
+        row = next(line for line in table.splitlines() if line.startswith(name + " "))
+        assert " ".join(summary(name).split()[:3]) in row, row
 
 
 def test_boolean_flags_have_a_negative_form_and_no_value(
@@ -161,6 +166,10 @@ def test_capacity_writes_results_json_and_explains_its_columns(
     assert "search precision" in text
     assert "qwen2.5-7b on 2× rtx3090" in text
     assert "8 requests per trial" in text
+    timings = json.loads((out / "timings.json").read_text())
+    tried = _document(out)["capacity"][0]["trials"]
+    assert [t["rate"] for t in timings["trials"]] == [rate for rate, _ in tried]
+    assert all(t["policy"] == "sarathi" and t["wall_seconds"] > 0 for t in timings["trials"])
 
 
 def test_capacity_on_ray_writes_what_local_processes_write(

@@ -7,9 +7,9 @@ import math
 import pytest
 
 from slidingpolicy.engine.capacity import (
+    MAX_RATE,
     PRECISION,
     CapacityResult,
-    MAX_RATE,
     _search,
     capacity_search,
     spreads,

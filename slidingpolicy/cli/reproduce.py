@@ -1,4 +1,4 @@
-"""`slidingpolicy reproduce`: the note's figures and tables as a Markdown report."""
+"""`slidingpolicy reproduce`: the paper's figures and tables as a Markdown report."""
 
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ def reproduce(
     workers: WorkersOpt = None,
     ray: RayOpt = None,
 ) -> None:
-    """Regenerate every result the note reports: capacity (Fig. 4), violations against load
+    """Regenerate every result the paper reports: capacity (Fig. 4), violations against load
     (Fig. 5), a transient overload (Fig. 6), the ablation (Table 4), predictor accuracy
     (Table 5), the scheduler's CPU cost and windows 1–4; a Markdown report with PNG figures,
     results.json (what the seeds determine) and timings.json, in OUT."""

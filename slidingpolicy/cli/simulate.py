@@ -36,6 +36,7 @@ from slidingpolicy.cli.output import can_plot, command_line, console, durations,
 if TYPE_CHECKING:
     from slidingpolicy.engine.metrics import Metrics
     from slidingpolicy.engine.simulator import RunOutput
+    from slidingpolicy.engine.timeline import Timeline
 
 
 def simulate(
@@ -70,16 +71,28 @@ def simulate(
     log: Annotated[
         Path | None, typer.Option("--log", help="Write every (state, plan) as JSONL, for `check`.")
     ] = None,
+    timeline: Annotated[
+        Path | None,
+        typer.Option(
+            "--timeline",
+            help="Write the run's iterations as a Chrome/Perfetto trace (JSON): a track per "
+            "request (queued, prefill chunks, decodes, deadline misses) and one of batches with "
+            "their predicted and actual latency. Open it in ui.perfetto.dev or chrome://tracing.",
+        ),
+    ] = None,
     out: OutOpt = Path("results/simulate"),
 ) -> None:
     """Run one policy on one workload and print its SLO attainment and latencies.
 
     Writes results.json, timings.json, requests.csv (one row per request: data set, tier,
-    arrival, lengths, SLOs and outcome) and requests.png under OUT.
+    arrival, lengths, SLOs and outcome) and requests.png under OUT; with --timeline, the
+    run's iterations as a trace for Perfetto.
     """
     writable_folder(out)
     if log is not None:
         writable_file(log, "--log")
+    if timeline is not None:
+        writable_file(timeline, "--timeline")
     checked = run_spec(
         policy,
         HardwareChoice(gpu, model, tp, profile),
@@ -87,7 +100,14 @@ def simulate(
         strict,
         predictor,
     )
-    output = run_checked(checked, policy, log)
+    recorder = None
+    if timeline is not None:
+        from slidingpolicy.engine.timeline import Timeline
+
+        recorder = Timeline(checked.workload)
+    output = run_checked(checked, policy, log, recorder)
+    if recorder is not None and timeline is not None:
+        recorder.write(timeline, f"{policy} on {checked.spec.workload.label}")
     write_results(out, checked, output, policy, command_line(context))
     print_metrics(
         output,
@@ -98,8 +118,11 @@ def simulate(
     console.print(f"results in {out}/")
 
 
-def run_checked(checked: CheckedRun, label: str, log: Path | None) -> RunOutput:
-    """Simulate the checked run, with a progress bar, writing every (state, plan) to `log`."""
+def run_checked(
+    checked: CheckedRun, label: str, log: Path | None, timeline: Timeline | None = None
+) -> RunOutput:
+    """Simulate the checked run, with a progress bar, writing every (state, plan) to `log`
+    and telling `timeline` every iteration."""
     from slidingpolicy._io import replace_atomically
     from slidingpolicy.codec import log_line
     from slidingpolicy.engine.simulator import simulate as run_engine
@@ -122,6 +145,7 @@ def run_checked(checked: CheckedRun, label: str, log: Path | None) -> RunOutput:
                 spec.options,
                 on_plan=on_plan,
                 progress=advance,
+                timeline=timeline,
             )
 
 

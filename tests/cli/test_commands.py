@@ -400,3 +400,19 @@ def test_the_demo_writes_every_result_and_ranks_by_mean_capacity(tmp_path: Path)
     shown = [line.split()[1] for line in result.output.splitlines() if line.startswith("│")]
     shown = [p for p in shown if p in means]
     assert shown == sorted(means, key=lambda p: -means[p])
+
+
+def test_simulate_writes_a_timeline_that_perfetto_reads(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The Trace Event Format's JSON object: traceEvents, each with ph, pid, ts (and dur for
+    complete events); a batch per iteration."""
+    out, trace = tmp_path / "sim", tmp_path / "run.json"
+    args = ["simulate", "-p", "sarathi", "-n", "12", "--timeline", str(trace), "-o", str(out)]
+    code, _, err = _run(args, capsys)
+    assert code == 0, err
+    events = json.loads(trace.read_text())["traceEvents"]
+    assert all({"ph", "pid", "name"} <= set(e) for e in events)
+    assert all("ts" in e and "dur" in e for e in events if e["ph"] == "X")
+    batches = [e for e in events if e["ph"] == "X" and e["pid"] == 1]
+    assert len(batches) == _document(out)["metrics"]["iterations"]

@@ -15,6 +15,7 @@ from slidingpolicy.engine.metrics import (
     TokenLog,
     _gap_stats,
     duration_unit,
+    exact_sum,
     merged_percentiles,
     outcome,
     percentile,
@@ -184,3 +185,21 @@ def test_merged_percentiles_are_the_percentiles_of_the_concatenation(
 def test_durations_take_the_unit_of_their_largest_value(seconds: list[float], unit: str) -> None:
     """An hour-scale TTFT reads in hours, not as 20715302 ms."""
     assert duration_unit(seconds)[0] == unit
+
+
+@given(
+    st.lists(st.floats(0.0, 1.0), max_size=20),
+    st.lists(st.tuples(st.floats(0.0, 1.0), st.integers(0, 40)), max_size=20),
+)
+def test_the_exact_sum_is_the_same_however_the_gaps_are_grouped(
+    plain: list[float], runs: list[tuple[float, int]]
+) -> None:
+    """A run of k equal gaps, counted once with weight k or k times one by one: the same bits
+    (stepping and the closed-form decode runs must agree)."""
+    values = np.array([v for v, _ in runs], dtype=np.float64)
+    weights = np.array([w for _, w in runs], dtype=np.int64)
+    spelled = np.array(plain + [v for v, w in runs for _ in range(w)], dtype=np.float64)
+    none = np.zeros(0, dtype=np.int64)
+    grouped = exact_sum(np.array(plain, dtype=np.float64), values, weights)
+    assert grouped == exact_sum(spelled, np.zeros(0), none)
+    assert grouped == math.fsum(spelled.tolist())

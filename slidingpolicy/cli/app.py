@@ -17,6 +17,7 @@ from slidingpolicy.cli.calibrate import fit, profile
 from slidingpolicy.cli.capacity import capacity
 from slidingpolicy.cli.check import check
 from slidingpolicy.cli.demo import demo
+from slidingpolicy.cli.explain import explain_command
 from slidingpolicy.cli.options import EXIT_BAD_INPUT, EXIT_INTERRUPTED
 from slidingpolicy.cli.output import ARGV, console
 from slidingpolicy.cli.plain import PlainCommand, PlainGroup
@@ -76,6 +77,7 @@ app.command(cls=PlainCommand)(reproduce)
 app.command(cls=PlainCommand)(profile)
 app.command(cls=PlainCommand)(fit)
 app.command(cls=PlainCommand)(check)
+app.command(name="explain", cls=PlainCommand)(explain_command)
 app.command(cls=PlainCommand)(policies)
 
 

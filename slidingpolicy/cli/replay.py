@@ -43,7 +43,7 @@ from slidingpolicy.cli.options import (
     parse_rates,
     writable_folder,
 )
-from slidingpolicy.cli.output import console, fmt, ms, progress
+from slidingpolicy.cli.output import command_line, console, fmt, ms, progress
 
 if TYPE_CHECKING:
     from slidingpolicy.engine.sweep import WorkloadSpec
@@ -267,7 +267,7 @@ def replay(
     settings = {
         k: (str(v) if isinstance(v, Path) else v) for k, v in locals().items() if k != "context"
     }
-    command = ["slidingpolicy", *(context.find_root().obj or {"argv": sys.argv[1:]})["argv"]]
+    command = command_line(context)
     if (url is None) == (launch is None):
         raise CliError("give either --url (a running server) or --launch vllm, not both")
     if importlib.util.find_spec("aiohttp") is None:

@@ -14,7 +14,6 @@ import math
 import os
 import re
 import signal
-import sys
 import tempfile
 import time
 from collections.abc import Iterator, Sequence
@@ -43,7 +42,7 @@ from slidingpolicy.cli.options import (
     parse_rates,
     writable_folder,
 )
-from slidingpolicy.cli.output import command_line, console, fmt, ms, progress
+from slidingpolicy.cli.output import command_line, console, fmt, number, progress
 
 if TYPE_CHECKING:
     from slidingpolicy.engine.sweep import WorkloadSpec
@@ -582,8 +581,8 @@ def _show(
             escape(row["policy"]),
             "recorded" if row["rate"] is None else f"{row['rate']:g}",
             f"{fmt(100 * row['attainment_median'], 1)} ({fmt(100 * low, 1)}–{fmt(100 * high, 1)})",
-            f"{ms(row['ttft_p50'])}/{ms(row['ttft_p99'])}",
-            f"{ms(row['tbt_p50'])}/{ms(row['tbt_p99'])}",
+            f"{number(1000 * row['ttft_p50'])}/{number(1000 * row['ttft_p99'])}",
+            f"{number(1000 * row['tbt_p50'])}/{number(1000 * row['tbt_p99'])}",
             fmt(row["token_throughput"], 0),
             f"{row['failed']}/{row['requests']}",
         )

@@ -481,11 +481,9 @@ def _start_all(targets: Sequence[Target], timeout: float, warmup: int, request: 
 
 def _workload(plan: Plan, cell: Cell) -> Workload:
     """The cell's requests: Poisson at its rate, or the trace's times (rescaled to its rate)."""
-    from slidingpolicy.workloads import Poisson, TraceTimes
+    from slidingpolicy.replay.matrix import cell_arrivals
 
-    if plan.recorded_times or cell.rate is None:
-        return plan.spec.build(TraceTimes(cell.rate), cell.seed)
-    return plan.spec.build(Poisson(cell.rate), cell.seed)
+    return plan.spec.build(cell_arrivals(cell.rate, plan.recorded_times), cell.seed)
 
 
 def _run_one(

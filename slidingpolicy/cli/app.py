@@ -18,6 +18,7 @@ from slidingpolicy.cli.capacity import capacity
 from slidingpolicy.cli.check import check
 from slidingpolicy.cli.demo import demo
 from slidingpolicy.cli.explain import explain_command
+from slidingpolicy.cli.fidelity import replay_fidelity
 from slidingpolicy.cli.options import EXIT_BAD_INPUT, EXIT_INTERRUPTED
 from slidingpolicy.cli.output import ARGV, console
 from slidingpolicy.cli.plain import PlainCommand, PlainGroup
@@ -76,6 +77,7 @@ app.command(cls=PlainCommand)(capacity)
 app.command(name="sweep", cls=PlainCommand)(sweep_command)
 app.command(cls=PlainCommand)(reproduce)
 app.command(cls=PlainCommand)(replay)
+app.command(name="replay-fidelity", cls=PlainCommand)(replay_fidelity)
 app.command(cls=PlainCommand)(profile)
 app.command(cls=PlainCommand)(fit)
 app.command(cls=PlainCommand)(check)

@@ -22,7 +22,7 @@
 # servers are kept for the whole matrix, not restarted per run. Ten 7B servers (~15 GB of
 # weights each) do not fit on one GPU at once, so the arms run in two groups of five, one
 # `replay` each, one group's servers stopped before the next group's start. Each server gets
-# a fixed KV cache (--kv-cache-memory-bytes, --kv-gib GiB: 5 GiB = 93,622 tokens of Qwen2.5-7B
+# a fixed KV cache (--kv-cache-memory-bytes, --kv-gib GiB: 5 GiB: about 93,600 tokens of Qwen2.5-7B
 # in bf16) rather than a share of free memory: vLLM sizes a share by profiling the device's
 # free memory, and servers starting together on one GPU count each other's allocations as
 # their own (vllm-project/vllm#55827); a fixed size needs no profile of free memory, and every

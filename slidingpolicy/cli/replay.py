@@ -121,7 +121,7 @@ def replay(
         typer.Option(
             "--shape",
             help="With --launch: a packaged model shape, opt-small (steps of tens of ms on a "
-            "CPU) or opt-tiny.",
+            "CPU), opt-tiny, or qwen2.5-7b (for a GPU).",
             rich_help_panel="Engine",
         ),
     ] = "opt-small",

@@ -29,7 +29,10 @@ LOG_FORMAT = (
 def check(
     log: Annotated[
         Path,
-        typer.Argument(help="JSONL log of (state, plan) pairs, or a step trace, from any engine."),
+        typer.Argument(
+            metavar="LOG",
+            help="JSONL log of (state, plan) pairs, or a step trace, from any engine.",
+        ),
     ],
     predictor: Annotated[
         Path | None,

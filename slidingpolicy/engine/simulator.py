@@ -72,6 +72,7 @@ from slidingpolicy.engine.metrics import Metrics, RequestOutcome, TokenLog, outc
 from slidingpolicy.engine.noise import Normals, engine_rng
 from slidingpolicy.engine.observation import decode_iterations, observe_decode_run
 from slidingpolicy.engine.table import RequestTable
+from slidingpolicy.engine.timeline import Timeline
 from slidingpolicy.engine.trusted import trusted_state
 from slidingpolicy.errors import InvalidRecordError
 from slidingpolicy.hardware import HardwareModel
@@ -191,11 +192,14 @@ def simulate(
     progress: Callable[[int], None] | None = None,
     probe: Probe | None = None,
     on_step: StepHook | None = None,
+    timeline: Timeline | None = None,
 ) -> RunOutput:
-    """Run `policy` on `workload` over `hardware`; noise from a generator seeded by `seed`."""
+    """Run `policy` on `workload` over `hardware`; noise from a generator seeded by `seed`.
+    A `timeline` is told every iteration (`engine.timeline`); it changes nothing else."""
     run = _Run(policy, workload, hardware, seed, options or EngineOptions(), on_plan)
     run.probe = probe
     run.on_step = on_step
+    run.timeline = timeline
     return run.run(progress)
 
 
@@ -281,6 +285,7 @@ class _Run:
         self.on_plan = on_plan
         self.probe: Probe | None = None
         self.on_step: StepHook | None = None
+        self.timeline: Timeline | None = None
         self.normals = Normals(engine_rng(seed))
         self.noise = hardware.with_noise
         columns = workload.columns()
@@ -422,6 +427,7 @@ class _Run:
                     Allocation(ids[i], c) for i, c in zip(indices, chunks, strict=True)
                 ),
             )
+        begun = self.now
         latency, was_prefill, prefill_tokens = self._execute(indices, chunks)
         if self.on_step is not None:
             self.on_step(TraceStep(state, plan, budget, executed.allocations, None, latency))
@@ -430,7 +436,23 @@ class _Run:
             memory = self.options.throughput_memory
             rate = prefill_tokens / latency
             self.throughput = memory * self.throughput + (1.0 - memory) * rate
+        counts = self.log.counts
+        before = [counts[i] for i in indices] if self.timeline is not None else []
         self._apply(indices, chunks, was_prefill)
+        if self.timeline is not None:
+            after = [counts[i] for i in indices]
+            produced = [a > b for a, b in zip(after, before, strict=True)]
+            self.timeline.batch(
+                begun,
+                self.now,
+                indices,
+                chunks,
+                was_prefill,
+                after,
+                produced,
+                plan.predicted_latency,
+                plan.path,
+            )
         pstate = self.policy.observe(pstate, state, executed, latency)
         return pstate, True
 
@@ -531,6 +553,8 @@ class _Run:
         traced = self.on_step is not None
         free = None if self.observes_runs and not traced else kv.free_tokens_over_run(live, ran)
         kv.write(live, [ran] * len(live))
+        if self.timeline is not None:
+            self.timeline.decode_run(self.now, times, live, [generated[i] for i in live])
         self.log.record_run(live, np.array(times))
         start, self.now = self.now, times[-1]
         if self.probe is not None:

@@ -34,9 +34,11 @@ from slidingpolicy.workloads import (
     Poisson,
     TraceTimes,
     Workload,
-    load_workload,
+    load_trace,
     make_workload,
+    trace_workload,
 )
+from slidingpolicy.workloads.traces import Trace
 
 
 def _paths(value: Sequence[str]) -> tuple[str, ...]:
@@ -70,7 +72,12 @@ class HardwareSpec:
 
 @attrs.frozen(slots=True)
 class WorkloadSpec:
-    """A named synthetic workload, or a trace file (`trace`), and how many requests of it."""
+    """A named synthetic workload, or a trace file (`trace`), and how many requests of it.
+
+    `recorded` is the trace as read, when it was read already: a run then never reads the file
+    again (a pipe can be read only once), and it travels with the spec to the workers. It is
+    not part of the spec's identity or of its JSON, where the path names it.
+    """
 
     name: str = "mixed-v1"
     requests: int = 300
@@ -78,6 +85,7 @@ class WorkloadSpec:
     slo_scale: float = 1.0
     slo_tiers: bool = False
     slo_source: str = "sharegpt"
+    recorded: Trace | None = attrs.field(default=None, eq=False, repr=False)
 
     def __attrs_post_init__(self) -> None:
         _validate.integer("workload", "requests", self.requests, 1)
@@ -85,8 +93,8 @@ class WorkloadSpec:
     def build(self, arrivals: ArrivalProcess | None, seed: int) -> Workload:
         """The workload's requests with these arrivals (None: a trace's own times)."""
         if self.trace is not None:
-            return load_workload(
-                Path(self.trace),
+            return trace_workload(
+                load_trace(self.trace) if self.recorded is None else self.recorded,
                 arrivals,
                 self.requests,
                 seed,
@@ -142,7 +150,10 @@ class RunSpec:
         return attrs.evolve(self, policy=name, policy_options=options)
 
     def with_rate(self, rate: float) -> RunSpec:
-        """The same run at Poisson rate `rate`."""
+        """The same run at rate `rate`: Poisson arrivals, or a trace's recorded times rescaled
+        to that mean rate when the run replays them (`TraceTimes`)."""
+        if isinstance(self.arrivals, TraceTimes):
+            return attrs.evolve(self, arrivals=TraceTimes(rate))
         return attrs.evolve(self, arrivals=Poisson(rate))
 
     def to_dict(self) -> dict[str, Any]:
@@ -155,7 +166,7 @@ class RunSpec:
             "policy": self.policy,
             "policy_options": dict(self.policy_options),
             "hardware": attrs.asdict(self.hardware),
-            "workload": attrs.asdict(self.workload),
+            "workload": attrs.asdict(self.workload, filter=lambda a, _: a.name != "recorded"),
             "arrivals": arrivals,
             "seed": self.seed,
             "engine": options,

@@ -166,6 +166,7 @@ def replay(
         bool,
         typer.Option(
             "--keep-servers/--restart-servers",
+            metavar=" ",
             help="With --launch: keep every arm's server running for the whole matrix (one "
             "start each; ~3 GB each with opt-small), or start and stop one per run.",
             rich_help_panel="Engine",
@@ -192,6 +193,7 @@ def replay(
         bool,
         typer.Option(
             "--allow-remote",
+            metavar=" ",
             help="Allow a --url that is not a loopback address.",
             rich_help_panel="Engine",
         ),

@@ -1,8 +1,8 @@
 """Measured noise: the measured / fitted latency ratios of an engine's steps, by step size.
 
-A real engine's steps vary by more than a fit explains, and not alike at every size: on the
-CPU engine of docs/hardware.md the median ratio is 1.37 for one-token steps and 0.41 for
-steps of 5–9 tokens under one least-squares fit. So the ratios are kept in `NOISE_BINS`
+A real engine's steps vary by more than a fit explains, and not alike at every size: on one
+trace of the CPU engine in docs/hardware.md the median ratio is 1.37 for one-token steps and
+0.41 for steps of 5–9 tokens under one least-squares fit. So the ratios are kept in `NOISE_BINS`
 classes of the fitted (noise-free) latency, equally filled, none with fewer than
 `MIN_BIN_STEPS` steps; a step draws its ratio from the class of its own fitted latency, at
 the quantile Φ(z) of one standard normal z, linear between order statistics. The draw is a
@@ -24,9 +24,9 @@ from slidingpolicy.errors import InvalidRecordError
 from slidingpolicy.hardware.roofline import FloatArray
 
 NOISE_BINS = 4
-"""Classes of fitted latency. Four classes of equal counts reproduce the CPU engine's
-per-size p50 and p90 (docs/hardware.md, "A real engine's measured steps"), where one pooled
-distribution is off by up to 2× on the smallest and largest steps."""
+"""Classes of fitted latency. On two traces of the CPU engine (docs/hardware.md, "A real
+engine's measured steps") four classes of equal counts bring the medians of small and middle
+steps close to the measured ones, where one pooled distribution was off by up to 2×."""
 MIN_BIN_STEPS = 100
 """The fewest steps a class holds: fewer leave its p99 to one or two steps."""
 

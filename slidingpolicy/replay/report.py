@@ -119,6 +119,7 @@ def plot_replay(runs: Sequence[ReplayRun], path: Path, title: str) -> None:
     """SLO attainment (median over each setting's runs, bars from min to max) and median p99
     TTFT against the request rate, one line per arm."""
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import FuncFormatter
 
     from slidingpolicy._io import replace_atomically
     from slidingpolicy.engine.plots import LINESTYLES, MARKERS
@@ -138,13 +139,19 @@ def plot_replay(runs: Sequence[ReplayRun], path: Path, title: str) -> None:
         p99 = [median_finite([r.metrics.ttft_p99 for r in by_rate[x]]) for x in rates]
         right.plot(rates, p99, label=arm, **style)
     left.axhline(100 * SLO_TARGET, color="grey", linestyle="--", linewidth=1)
+    target = f"{100 * SLO_TARGET:g}% target"
+    where = ("axes fraction", "data")
+    left.annotate(target, (0.99, 100 * SLO_TARGET), xycoords=where, ha="right", va="bottom")
     left.set(
         xlabel="request rate (req/s)",
         ylabel="SLO attainment (%)",
         title="attainment: median, min–max bars",
+        ylim=(0, 103),
     )
     right.set(xlabel="request rate (req/s)", ylabel="p99 TTFT (s)", title="p99 TTFT (median)")
     right.set_yscale("log")
+    for axis in (right.yaxis.set_major_formatter, right.yaxis.set_minor_formatter):
+        axis(FuncFormatter(lambda value, _: f"{value:g}"))
     handles, labels = left.get_legend_handles_labels()
     fig.legend(handles, labels, loc="lower center", ncol=4, fontsize=8, frameon=False)
     fig.suptitle(title)

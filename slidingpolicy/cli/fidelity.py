@@ -25,7 +25,7 @@ def replay_fidelity(
     results: Annotated[
         list[Path],
         typer.Argument(
-            metavar="RESULTS...",
+            metavar="RESULTS",
             help="Folders of `replay` results (each with its results.json); several are read "
             "as one replay.",
             show_default=False,

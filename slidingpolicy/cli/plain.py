@@ -9,6 +9,7 @@ argument by its metavar (`LOG`, not `{LOG}`).
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from rich.markup import escape
@@ -36,8 +37,8 @@ def _quiet_help_option(option: Any) -> Any:
 
 
 def _usage(pieces: list[str]) -> list[str]:
-    """Usage pieces with an argument's braces dropped: `{LOG}` → `LOG`."""
-    return [p[1:-1] if p.startswith("{") and p.endswith("}") else p for p in pieces]
+    """Usage pieces with an argument's braces dropped: `{LOG}` → `LOG`, `{DIR}...` → `DIR...`."""
+    return [re.sub(r"^\{([^{}]*)\}(\.\.\.)?$", r"\1\2", p) for p in pieces]
 
 
 class PlainCommand(TyperCommand):

@@ -14,7 +14,6 @@ import math
 import os
 import re
 import signal
-import sys
 import tempfile
 import time
 from collections.abc import Iterator, Sequence
@@ -43,7 +42,7 @@ from slidingpolicy.cli.options import (
     parse_rates,
     writable_folder,
 )
-from slidingpolicy.cli.output import console, fmt, ms, progress
+from slidingpolicy.cli.output import command_line, console, fmt, number, progress
 
 if TYPE_CHECKING:
     from slidingpolicy.engine.sweep import WorkloadSpec
@@ -122,7 +121,7 @@ def replay(
         typer.Option(
             "--shape",
             help="With --launch: a packaged model shape, opt-small (steps of tens of ms on a "
-            "CPU) or opt-tiny.",
+            "CPU), opt-tiny, or qwen2.5-7b (for a GPU).",
             rich_help_panel="Engine",
         ),
     ] = "opt-small",
@@ -167,6 +166,7 @@ def replay(
         bool,
         typer.Option(
             "--keep-servers/--restart-servers",
+            metavar=" ",
             help="With --launch: keep every arm's server running for the whole matrix (one "
             "start each; ~3 GB each with opt-small), or start and stop one per run.",
             rich_help_panel="Engine",
@@ -193,6 +193,7 @@ def replay(
         bool,
         typer.Option(
             "--allow-remote",
+            metavar=" ",
             help="Allow a --url that is not a loopback address.",
             rich_help_panel="Engine",
         ),
@@ -267,7 +268,7 @@ def replay(
     settings = {
         k: (str(v) if isinstance(v, Path) else v) for k, v in locals().items() if k != "context"
     }
-    command = ["slidingpolicy", *(context.find_root().obj or {"argv": sys.argv[1:]})["argv"]]
+    command = command_line(context)
     if (url is None) == (launch is None):
         raise CliError("give either --url (a running server) or --launch vllm, not both")
     if importlib.util.find_spec("aiohttp") is None:
@@ -480,11 +481,9 @@ def _start_all(targets: Sequence[Target], timeout: float, warmup: int, request: 
 
 def _workload(plan: Plan, cell: Cell) -> Workload:
     """The cell's requests: Poisson at its rate, or the trace's times (rescaled to its rate)."""
-    from slidingpolicy.workloads import Poisson, TraceTimes
+    from slidingpolicy.replay.matrix import cell_arrivals
 
-    if plan.recorded_times or cell.rate is None:
-        return plan.spec.build(TraceTimes(cell.rate), cell.seed)
-    return plan.spec.build(Poisson(cell.rate), cell.seed)
+    return plan.spec.build(cell_arrivals(cell.rate, plan.recorded_times), cell.seed)
 
 
 def _run_one(
@@ -582,8 +581,8 @@ def _show(
             escape(row["policy"]),
             "recorded" if row["rate"] is None else f"{row['rate']:g}",
             f"{fmt(100 * row['attainment_median'], 1)} ({fmt(100 * low, 1)}–{fmt(100 * high, 1)})",
-            f"{ms(row['ttft_p50'])}/{ms(row['ttft_p99'])}",
-            f"{ms(row['tbt_p50'])}/{ms(row['tbt_p99'])}",
+            f"{number(1000 * row['ttft_p50'])}/{number(1000 * row['ttft_p99'])}",
+            f"{number(1000 * row['tbt_p50'])}/{number(1000 * row['tbt_p99'])}",
             fmt(row["token_throughput"], 0),
             f"{row['failed']}/{row['requests']}",
         )

@@ -20,6 +20,7 @@ from slidingpolicy.hardware.roofline import (
     check_batch,
     check_decode_run,
     decode_run,
+    lognormal,
     noisy,
     scalar_decode_pricer,
     scalar_latency,
@@ -73,6 +74,10 @@ class DenseOverlay:
     def sample(self, chunks: IntArray, contexts: IntArray, rng: np.random.Generator) -> float:
         """`latency` times the roofline's log-normal noise, drawn from `rng`."""
         return noisy(self.latency(chunks, contexts), self.noise_sigma, rng)
+
+    def with_noise(self, latency: float, z: float) -> float:
+        """`latency` times the roofline's log-normal noise of the standard normal z."""
+        return lognormal(latency, self.noise_sigma, z)
 
     def decode_latencies(self, num_decodes: int, total_context: IntArray) -> FloatArray:
         """Noise-free latency of each decode-only iteration, given its total cached context."""

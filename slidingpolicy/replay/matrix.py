@@ -12,6 +12,8 @@ from typing import TypeVar
 
 import attrs
 
+from slidingpolicy.workloads import ArrivalProcess, Poisson, TraceTimes
+
 T = TypeVar("T")
 
 
@@ -34,3 +36,11 @@ def interleaved(matrix: Sequence[Cell], arms: Sequence[T]) -> list[tuple[Cell, T
     """Each cell under every arm, the arms' order rotated by one from one cell to the next."""
     n = len(arms)
     return [(cell, arms[(i + j) % n]) for i, cell in enumerate(matrix) for j in range(n)]
+
+
+def cell_arrivals(rate: float | None, recorded_times: bool) -> ArrivalProcess:
+    """A cell's arrivals: a trace's recorded times (rescaled to `rate` if given), or Poisson
+    at `rate` for a workload without recorded times."""
+    if recorded_times or rate is None:
+        return TraceTimes(rate)
+    return Poisson(rate)

@@ -86,7 +86,8 @@ class ReplayRun:
         }
 
 
-def _median(values: Sequence[float]) -> float:
+def median_finite(values: Sequence[float]) -> float:
+    """The median of the finite values (NaN if none is)."""
     finite = [v for v in values if math.isfinite(v)]
     return float(np.median(finite)) if finite else math.nan
 
@@ -102,12 +103,12 @@ def summary_rows(runs: Sequence[ReplayRun]) -> list[dict[str, Any]]:
         attainment = [r.metrics.attainment for r in mine]
         row: dict[str, Any] = {"policy": arm, "rate": rate, "runs": len(mine)}
         row.update(
-            attainment_median=_median(attainment),
+            attainment_median=median_finite(attainment),
             attainment_min=min(attainment),
             attainment_max=max(attainment),
         )
         for name in SUMMARY_METRICS:
-            row[name] = _median([getattr(r.metrics, name) for r in mine])
+            row[name] = median_finite([getattr(r.metrics, name) for r in mine])
         row["failed"] = sum(sum(r.failures.values()) for r in mine)
         row["requests"] = sum(r.metrics.requests for r in mine)
         rows.append(row)
@@ -135,7 +136,7 @@ def plot_replay(runs: Sequence[ReplayRun], path: Path, title: str) -> None:
         spread = [middle - [min(v) for v in values], [max(v) for v in values] - middle]
         style = {"marker": MARKERS[i % len(MARKERS)], "linestyle": LINESTYLES[i % len(LINESTYLES)]}
         left.errorbar(rates, middle, yerr=spread, capsize=3, label=arm, **style)
-        p99 = [_median([r.metrics.ttft_p99 for r in by_rate[x]]) for x in rates]
+        p99 = [median_finite([r.metrics.ttft_p99 for r in by_rate[x]]) for x in rates]
         right.plot(rates, p99, label=arm, **style)
     left.axhline(100 * SLO_TARGET, color="grey", linestyle="--", linewidth=1)
     target = f"{100 * SLO_TARGET:g}% target"

@@ -165,7 +165,7 @@ CASES = [
     ),
     Case(
         "more requests than the trace",
-        ["simulate", "--trace", "{file}"],
+        ["simulate", "--trace", "{file}", "-n", "300"],
         "--requests=300 but",
         _trace(f"{VIDUR}\n5,2\n6,3\n"),
     ),

@@ -85,7 +85,23 @@ def test_each_shape_is_a_folder_with_only_its_config(tmp_path: Path, name: str) 
     assert [p.name for p in folder.iterdir()] == ["config.json"]
     assert json.loads((folder / "config.json").read_text()) == dict(SHAPES[name])
     assert vocab_size(folder) == SHAPES[name]["vocab_size"]
+
+
+@pytest.mark.parametrize("name", ["opt-tiny", "opt-small"])
+def test_the_cpu_shapes_have_the_head_size_vllms_cpu_build_serves(name: str) -> None:
     assert SHAPES[name]["hidden_size"] // SHAPES[name]["num_attention_heads"] == 64
+
+
+def test_the_gpu_shape_is_qwen2_5_7bs_own_configuration() -> None:
+    shape = SHAPES["qwen2.5-7b"]
+    assert shape["architectures"] == ["Qwen2ForCausalLM"]
+    assert (shape["num_hidden_layers"], shape["hidden_size"], shape["intermediate_size"]) == (
+        28,
+        3584,
+        18944,
+    )
+    assert (shape["num_attention_heads"], shape["num_key_value_heads"]) == (28, 4)
+    assert shape["vocab_size"] == 152064
 
 
 def test_a_model_folder_without_a_config_is_named(tmp_path: Path) -> None:

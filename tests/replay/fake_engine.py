@@ -44,7 +44,8 @@ class Behaviour:
 
 @attrs.define
 class Served:
-    """What the fake did for one request: when it received it and wrote each token."""
+    """What the fake did for one request: when it received it, and when it began to write
+    each token (so no client can read a token before its time here)."""
 
     received: float
     written: list[float] = attrs.Factory(list)
@@ -104,9 +105,9 @@ class FakeEngine:
                     time.sleep(delays[sent])
                     n = min(behaviour.per_event, len(delays) - sent)
                     choice = {"index": 0, "text": "", "token_ids": [7] * n}
+                    served.written.extend([time.perf_counter()] * n)
                     self.wfile.write(f"data: {json.dumps({'choices': [choice]})}\n\n".encode())
                     self.wfile.flush()
-                    served.written.extend([time.perf_counter()] * n)
                     sent += n
                 if not behaviour.cut:
                     self.wfile.write(b"data: [DONE]\n\n")

@@ -20,9 +20,11 @@ from slidingpolicy.workloads import RequestSpec, Workload
 from tests.replay.conftest import Start
 from tests.replay.fake_engine import Behaviour, prompt_key
 
-TOLERANCE = 0.05
+TOLERANCE = 0.25
 """Seconds a client's reading of a token may trail the engine's writing of it (loopback, one
-process, a busy machine); the SLO margins below are four times as wide."""
+process, a busy machine). It can never precede it: the client notes the send before the
+engine receives, and a token after the engine wrote it, on the same clock. Delay only makes a
+token later, so a miss below stays a miss; every token that is met is met by over 0.35 s."""
 
 SLO_TTFT, SLO_TBT = 0.5, 0.25
 
@@ -71,7 +73,7 @@ def test_measured_token_times_are_the_engines_and_judged_by_eq_1(fake_engine: St
         assert len(m.tokens) == len(served.written), name
         for client, written in zip(m.tokens, served.written, strict=True):
             lag = (client - m.sent) - (written - served.received)
-            assert -TOLERANCE < lag < TOLERANCE, name
+            assert 0 <= lag < TOLERANCE, name
     metrics, outcome = judge(workload, measured)
     assert outcome.attained.tolist() == [MEETS[n] for n in names]
     assert metrics.attainment == sum(MEETS.values()) / len(names)
@@ -80,7 +82,7 @@ def test_measured_token_times_are_the_engines_and_judged_by_eq_1(fake_engine: St
         for r, c, m in zip(workload.requests, sent, measured, strict=True)
         if m.tokens
     ]
-    assert metrics.ttft_p50 == pytest.approx(percentile(np.array(ttfts), 50), abs=TOLERANCE)
+    assert 0 <= metrics.ttft_p50 - percentile(np.array(ttfts), 50) < TOLERANCE
     assert failures(measured) == {"http 500": 1, "stream ended without [DONE]": 1}
     tbt_met = outcome.tbt_attained.tolist()
     assert tbt_met[names.index("long gap within the slack")] is False

@@ -23,7 +23,7 @@ from slidingpolicy.cli.options import (
     run_spec,
     writable_folder,
 )
-from slidingpolicy.cli.output import console, fmt, pct, progress, trying
+from slidingpolicy.cli.output import can_plot, command_line, console, fmt, pct, progress, trying
 
 DEMO_REQUESTS = 600
 """Requests per run in the demo, to finish in under two minutes on two cores (1000 take
@@ -36,6 +36,7 @@ if TYPE_CHECKING:
 
 
 def demo(
+    context: typer.Context,
     out: OutOpt = Path("results"),
     requests: Annotated[int, typer.Option("--requests", "-n", help="Requests per run.")] = (
         DEMO_REQUESTS
@@ -50,7 +51,6 @@ def demo(
     min–max); a table on screen, JSON, CSV and PNG under OUT/demo.
     """
     from slidingpolicy.engine.capacity import spreads
-    from slidingpolicy.engine.plots import plot_capacity, plot_sweep
     from slidingpolicy.engine.results import (
         capacity_rows,
         runs_document,
@@ -58,6 +58,7 @@ def demo(
         timings_document,
         write_csv,
         write_json,
+        write_results,
     )
     from slidingpolicy.engine.sweep import sweep
     from slidingpolicy.policies import names
@@ -76,22 +77,26 @@ def demo(
         runs = sweep(base, policies, rates, workers, on_done=lambda _: ticker(1))
     found = demo_capacities(base, policies, runs, seeds, workers)
     limit = limit_of(base)
-    write_json(
+    write_results(
         folder / "results.json",
         {**runs_document(runs), "capacity": [c.to_dict() for c in found], "bound": limit.to_dict()},
+        command_line(context),
     )
     write_json(folder / "timings.json", timings_document(runs))
     write_csv(folder / "sweep.csv", sweep_rows(runs))
     write_csv(folder / "capacity.csv", capacity_rows(found))
     setup = f"mixed-v1, qwen2.5-7b on 2× RTX 3090, {requests} requests per run"
     trial = f"{requests} requests per trial, {seeds} seed{'s' if seeds > 1 else ''}"
-    plot_sweep(runs, folder / "sweep.png", setup)
     spread = spreads(found)
-    plot_capacity(
-        {s.policy: list(s.capacities) for s in spread},
-        folder / "capacity.png",
-        f"capacity on mixed-v1, qwen2.5-7b on 2× RTX 3090, {trial}",
-    )
+    if can_plot():
+        from slidingpolicy.engine.plots import plot_capacity, plot_sweep
+
+        plot_sweep(runs, folder / "sweep.png", setup)
+        plot_capacity(
+            {s.policy: list(s.capacities) for s in spread},
+            folder / "capacity.png",
+            f"capacity on mixed-v1, qwen2.5-7b on 2× RTX 3090, {trial}",
+        )
     console.print(demo_table(rates, runs, spread, f"{setup}; capacity over {seeds} seeds"))
     console.print(shares_line(spread, limit.bound))
     console.print(bound_line(limit))

@@ -26,7 +26,7 @@ import attrs
 
 from slidingpolicy import _validate
 from slidingpolicy.engine.metrics import SLO_TARGET
-from slidingpolicy.engine.sweep import RunSpec, run
+from slidingpolicy.engine.sweep import RunSpec, RunSummary, run
 from slidingpolicy.engine.workers import trial_runner
 
 PRECISION = 0.025
@@ -105,12 +105,14 @@ def capacities(
     on_round: Callable[[list[tuple[str, float]]], None] | None = None,
     *,
     ray: str | None = None,
+    on_trial: Callable[[RunSummary], None] | None = None,
 ) -> list[CapacityResult]:
     """One capacity search per spec (e.g. one per policy), all over one set of workers: the
     Ray cluster at `ray`, or `workers` local processes (`engine.workers`).
 
     `known[i]` are trials of `bases[i]` already run at full length (same seed and size).
-    `on_round` is told the (policy, rate) trials of each round before they run.
+    `on_round` is told the (policy, rate) trials of each round before they run; `on_trial`
+    gets each trial's summary once it ran (its engine figures: timings).
     """
     _validate.positive("capacity search", "start", start)
     _validate.positive("capacity search", "precision", precision)
@@ -147,6 +149,8 @@ def capacities(
             got: dict[int, list[float]] = {}
             for (i, r), summary in zip(jobs, summaries, strict=True):
                 trials[i].append((r, summary.metrics.attainment))
+                if on_trial is not None:
+                    on_trial(summary)
                 got.setdefault(i, []).append(summary.metrics.attainment)
             for i, attainments in got.items():
                 advance(i, attainments)

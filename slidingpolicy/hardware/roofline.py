@@ -224,6 +224,10 @@ class RooflineModel:
         """`latency` times exp(noise_sigma · z), one standard normal z drawn from `rng`."""
         return noisy(self.latency(chunks, contexts), self.noise_sigma, rng)
 
+    def with_noise(self, latency: float, z: float) -> float:
+        """`latency` times exp(noise_sigma · z), for the standard normal z."""
+        return lognormal(latency, self.noise_sigma, z)
+
     def decode_latencies(self, num_decodes: int, total_context: IntArray) -> FloatArray:
         """Noise-free latency of each decode-only iteration, given its total cached context."""
         check_decode_run(num_decodes, total_context)
@@ -486,6 +490,11 @@ def scalar_decode_pricer(
     return price
 
 
+def lognormal(latency: float, sigma: float, z: float) -> float:
+    """`latency` times exp(sigma · z): the log-normal noise of one standard normal z."""
+    return latency * math.exp(sigma * z)
+
+
 def noisy(latency: float, sigma: float, rng: np.random.Generator) -> float:
     """`latency` times a log-normal factor with median 1; exactly `latency` at sigma 0."""
-    return latency * math.exp(sigma * float(rng.standard_normal()))
+    return lognormal(latency, sigma, float(rng.standard_normal()))

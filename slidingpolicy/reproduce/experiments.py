@@ -41,7 +41,7 @@ Bar = Callable[[str, int], AbstractContextManager[Tick]]
 """A progress bar: `bar(label, total)` gives a context whose value advances it by n."""
 
 UNIT_POLICY = "slidingserve"
-"""Loads of Fig. 5 and 6 are multiples of this policy's capacity (the note's "2× goodput")."""
+"""Loads of Fig. 5 and 6 are multiples of this policy's capacity (the paper's "2× goodput")."""
 
 PREDICTOR_HARDWARE = (
     HardwareSpec("rtx3090", "qwen2.5-7b", 1),
@@ -54,7 +54,7 @@ PREDICTOR_HARDWARE = (
     HardwareSpec("h100", "llama3-8b", 1),
     HardwareSpec("h100-quantized", "llama3-8b", 1),
 )
-"""Table 5's hardware: the note's RTX 3090 at TP1 and TP2, then every other model we have."""
+"""Table 5's hardware: the paper's RTX 3090 at TP1 and TP2, then every other model we have."""
 
 PREDICTOR_SEED = 7
 """The profiling seed of Table 5 (not the packaged predictors' seed: held-out is fresh)."""

@@ -139,7 +139,7 @@ def burst_figure(results: Row, path: Path) -> None:
 
 
 def ablation_figure(results: Row, path: Path) -> None:
-    """Table 4: each piece's gain over Sarathi-EDF, ours per case beside the note's."""
+    """Table 4: each piece's gain over Sarathi-EDF, ours per case beside the paper's."""
     caps = Capacities(results["capacity"])
     cases = [tuple(c) for c in results["config"]["ablation_cases"]]
     labels = list(PAPER_ABLATION)
@@ -147,7 +147,7 @@ def ablation_figure(results: Row, path: Path) -> None:
     fig, axis = plt.subplots(figsize=(8, 4.2))
     x = np.arange(len(labels))
     axis.bar(
-        x - 0.4 + width / 2, [100 * paper.ABLATION[p] for p in labels], width, label="the note"
+        x - 0.4 + width / 2, [100 * paper.ABLATION[p] for p in labels], width, label="the paper"
     )
     for j, (key, dataset) in enumerate(cases, 1):
         gains = [100 * (caps.ratio(key, dataset, p, "sarathi-edf")[0] - 1) for p in labels]

@@ -6,12 +6,12 @@ from __future__ import annotations
 import json
 import resource
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
 from slidingpolicy._io import write_text
-from slidingpolicy.engine.results import write_json
+from slidingpolicy.engine.results import write_json, write_results
 from slidingpolicy.engine.workers import cluster
 from slidingpolicy.reproduce.config import ReproConfig
 from slidingpolicy.reproduce.experiments import (
@@ -39,10 +39,11 @@ def reproduce(
     bar: Bar,
     workers: int | None = None,
     ray: str | None = None,
+    command: Sequence[str] | None = None,
 ) -> Path:
     """Every experiment of `config` (trials on local processes, or on the Ray cluster at
     `ray`: the same results), then `write_report`; the report's path. The CPU cost is timed
-    here, in this process, whatever `ray` says."""
+    here, in this process, whatever `ray` says; `command` is recorded in the provenance."""
     started, cpu_before = time.perf_counter(), _cpu_seconds()
     stages: dict[str, float] = {}
 
@@ -69,7 +70,7 @@ def reproduce(
         "wall_seconds": time.perf_counter() - started,
         "cpu_seconds": _cpu_seconds() - cpu_before,
     }
-    write_json(out / RESULTS, results)
+    write_results(out / RESULTS, results, command)
     write_json(out / TIMINGS, timings)
     return write_report(out)
 

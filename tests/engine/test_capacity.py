@@ -40,6 +40,23 @@ def test_search_brackets_the_threshold_to_precision(threshold: float, k: int) ->
     assert failing / passing <= 1 + PRECISION
 
 
+@pytest.mark.parametrize("k", [1, 2])
+def test_a_run_that_passes_at_every_rate_stops_at_the_highest_rate_tried(k: int) -> None:
+    """Never a rate of inf: the bisection starts only once some rate failed."""
+    search = _search(1.0, PRECISION, 0.99, k, [])
+    tried: list[float] = []
+    try:
+        rates = next(search)
+        while True:
+            tried += rates
+            rates = search.send([1.0] * len(rates))
+    except StopIteration as done:
+        passing, failing = done.value
+    assert all(math.isfinite(r) for r in tried), tried
+    assert passing == max(tried) >= MAX_RATE
+    assert failing == math.inf
+
+
 def test_search_starts_from_known_trials() -> None:
     passing, failing, trials = _drive(1.3, 1.0, 1, [(1.0, 1.0), (2.0, 0.4)])
     assert passing <= 1.3 < failing

@@ -219,7 +219,7 @@ def test_the_verdict_on_fig4_is_decided_by_the_numbers(gains: list[float]) -> No
     inside = sum(0.25 <= g <= 1.11 for g in seen)
     below = sum(g < 0.25 for g in seen)
     above = sum(g > 1.11 for g in seen)
-    assert f"{inside} of 4 data sets inside the note's range, {below} below it, {above}" in text
+    assert f"{inside} of 4 data sets inside the paper's range, {below} below it, {above}" in text
     adjusted = dict(zip(DATASETS, seen, strict=True))
     most = max(adjusted, key=lambda d: adjusted[d])
     assert f"It gains most on {most}" in text

@@ -54,12 +54,16 @@ CONSTRAINTS = {
     "entry_tokens": "an entry takes a token",
     "pacing": "pacing: the iterations the tokens' deadlines force (eq. 1)",
     "context": "decode contexts held in the KV cache",
-    "context_per_iteration": "KV: an iteration holds at most the cache",
+    "context_per_iteration": "KV: an iteration's decodes hold at most the cache",
     "kv": "KV: Little's law (held tokens × seconds ≤ capacity)",
     "misses": "misses: at most 1% of requests",
     "cell_misses": "misses: a cell cannot miss more than it has",
 }
 """The program's constraints, by name, as the output explains them."""
+
+
+BINDING = ("time", "pacing", "kv", "context_per_iteration")
+"""The constraints a bound reports as binding (the others only count work)."""
 
 
 class BoundError(SlidingPolicyError):
@@ -318,7 +322,7 @@ def _report(program: Program, solution: Solution, unpaced: float, floor: float) 
         ("decode attention", attention),
         ("prefill attention", 1.0 - token_seconds - entry_seconds - attention),
     )
-    binding = tuple(n for n in ("time", "pacing", "kv") if n in solution.binding)
+    binding = tuple(n for n in BINDING if n in solution.binding)
     return FluidBound(lam, unpaced, floor, binding, token_types, entry_types, split, cost.name)
 
 

@@ -24,17 +24,30 @@ def cost_of(hardware: HardwareSpec, kv_capacity: int | None = None) -> Iteration
     return iteration_cost(hardware.build(), kv_capacity)
 
 
-def limit(workload: WorkloadSpec, hardware: HardwareSpec, target: float = SLO_TARGET) -> FluidBound:
-    """The fluid bound of `workload` on `hardware`: no policy's long-run capacity exceeds it.
-    (A named workload's population does not depend on its request count.)"""
+def limit(
+    workload: WorkloadSpec,
+    hardware: HardwareSpec,
+    target: float = SLO_TARGET,
+    kv_capacity: int | None = None,
+) -> FluidBound:
+    """The fluid bound of `workload` on `hardware` (its KV capacity `kv_capacity` tokens
+    when given): no policy's long-run capacity exceeds it. (A named workload's population
+    does not depend on its request count.)"""
     if workload.trace is None:
         workload = attrs.evolve(workload, requests=1)
-    return _limit(workload, attrs.evolve(hardware, noise_sigma=0.0), target)
+    return _limit(workload, attrs.evolve(hardware, noise_sigma=0.0), target, kv_capacity)
+
+
+def limit_of(spec: RunSpec, target: float = SLO_TARGET) -> FluidBound:
+    """The fluid bound of a run's workload on its hardware and KV cache."""
+    return limit(spec.workload, spec.hardware, target, spec.options.kv_capacity_tokens)
 
 
 @functools.lru_cache(maxsize=64)
-def _limit(workload: WorkloadSpec, hardware: HardwareSpec, target: float) -> FluidBound:
-    return fluid_bound(population(workload), cost_of(hardware), target)
+def _limit(
+    workload: WorkloadSpec, hardware: HardwareSpec, target: float, kv_capacity: int | None
+) -> FluidBound:
+    return fluid_bound(population(workload), cost_of(hardware, kv_capacity), target)
 
 
 def share(capacity: float, bound: float) -> float:

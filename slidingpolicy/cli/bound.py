@@ -14,6 +14,7 @@ from slidingpolicy.cli.options import (
     CliError,
     GpuOpt,
     HardwareChoice,
+    KvTokensOpt,
     ModelOpt,
     OutOpt,
     ProfileOpt,
@@ -28,7 +29,7 @@ from slidingpolicy.cli.options import (
     run_spec,
     writable_folder,
 )
-from slidingpolicy.cli.output import console, fmt, ms, pct
+from slidingpolicy.cli.output import command_line, console, fmt, pct
 
 if TYPE_CHECKING:
     from slidingpolicy.bound.fluid import FluidBound
@@ -36,10 +37,12 @@ if TYPE_CHECKING:
 
 
 def bound(
+    context: typer.Context,
     gpu: GpuOpt = "rtx3090",
     model: ModelOpt = "qwen2.5-7b",
     tp: TpOpt = 2,
     profile: ProfileOpt = None,
+    kv_tokens: KvTokensOpt = None,
     workload: WorkloadOpt = "mixed-v1",
     trace: TraceOpt = None,
     slo_scale: SloScaleOpt = 1.0,
@@ -79,19 +82,20 @@ def bound(
     """
     import attrs
 
-    from slidingpolicy.bound.limits import limit, trial_bound
+    from slidingpolicy.bound.limits import limit_of, trial_bound
+    from slidingpolicy.engine.results import write_results
 
     check_requests(requests)
     writable_folder(out)
     checked = run_spec(
         "slidingserve",
-        HardwareChoice(gpu, model, tp, profile),
+        HardwareChoice(gpu, model, tp, profile, kv_tokens=kv_tokens),
         WorkloadChoice(workload, requests, seed, trace, slo_scale, slo_tiers),
     )
     base = checked.spec
     if trace is not None and seeds:
         raise CliError("--seeds bounds Poisson trials of a named --workload, not a --trace")
-    found = limit(base.workload, base.hardware)
+    found = limit_of(base)
     trials = [trial_bound(attrs.evolve(base, seed=seed + j)) for j in range(seeds)]
     document = {
         **found.to_dict(),
@@ -100,7 +104,7 @@ def bound(
         "trials": [{"seed": t.seed, "capacity": t.capacity, "failing": t.failing} for t in trials],
         "requests_per_trial": requests if seeds else None,
     }
-    (out / "results.json").write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
+    write_results(out / "results.json", document, command_line(context))
     if as_json:
         print(json.dumps(document, ensure_ascii=False))
         return
@@ -122,9 +126,8 @@ def bound_table(found: FluidBound, trials: list[TrialBound], title: str) -> Tabl
     table.add_row("without pacing (req/s)", fmt(found.unpaced, 3))
     table.add_row("pacing floor (iterations/s)", fmt(found.pacing, 2))
     table.add_row("iterations/s at the optimum", fmt(found.iterations, 2))
-    table.add_row(
-        "mean iteration", f"{found.mean_tokens:.0f} tokens, {ms(1.0 / found.iterations)} ms apart"
-    )
+    apart = 1e3 / found.iterations
+    table.add_row("mean iteration", f"{found.mean_tokens:.0f} tokens, {apart:.0f} ms apart")
     types = ", ".join(f"{t.size:.0f} tokens × {t.rate:.3g}/s" for t in found.token_types)
     table.add_row("iteration types", types)
     table.add_row("GPU time", ", ".join(f"{name} {pct(share)}" for name, share in found.time_split))

@@ -123,7 +123,7 @@ def capacity(
         {
             "base": base.to_dict(),
             "capacity": [c.to_dict() for c in found],
-            "bound": limit.to_dict(),
+            "bound": None if limit is None else limit.to_dict(),
         },
         command_line(context),
     )
@@ -138,8 +138,8 @@ def capacity(
 
         plot_capacity({s.policy: list(s.capacities) for s in spread}, out / "capacity.png", title)
     console.print(capacity_table(found, spread, seeds, title))
-    console.print(shares_line(spread, limit.bound))
-    console.print(bound_line(limit))
+    for line in bound_lines(spread, limit):
+        console.print(line)
     if seeds > 1:
         console.print(
             f"capacity: the mean over the seeds of the highest passing rate (each within "
@@ -184,17 +184,28 @@ def shares_line(spread: Sequence[CapacitySpread], bound: float) -> str:
     )
 
 
-def limit_of(base: RunSpec) -> FluidBound:
-    """The bound of the run's workload on its hardware (`slidingpolicy bound`)."""
-    from slidingpolicy.bound.limits import limit
+def limit_of(base: RunSpec) -> FluidBound | None:
+    """The bound of the run's workload on its hardware (`slidingpolicy bound`); None for a
+    hardware model the bound does not read (a real engine's step trace)."""
+    from slidingpolicy.bound import limits
+    from slidingpolicy.errors import InvalidRecordError
 
-    return limit(base.workload, base.hardware)
+    try:
+        return limits.limit_of(base)
+    except InvalidRecordError:
+        return None
 
 
-def bound_line(limit: FluidBound) -> str:
-    """What the "of the bound" column divides by."""
-    return (
+def bound_lines(spread: Sequence[CapacitySpread], limit: FluidBound | None) -> list[str]:
+    """The shares, and what they divide by (or why there is no bound)."""
+    if limit is None:
+        return [
+            "bound: none for a step trace's hardware model (the bound reads the roofline-based "
+            "models; proofs/bound.md)"
+        ]
+    return [
+        shares_line(spread, limit.bound),
         f"bound: {fmt(limit.bound, 3)} req/s, the highest Poisson rate at which 99% of requests "
         f"could meet their SLOs on this hardware, whatever the policy (binding: "
-        f"{', '.join(limit.binding)}; `slidingpolicy bound` explains it)"
-    )
+        f"{', '.join(limit.binding)}; `slidingpolicy bound` explains it)",
+    ]

@@ -11,7 +11,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from slidingpolicy.cli.capacity import bound_line, limit_of, shares_line
+from slidingpolicy.cli.capacity import bound_lines, limit_of
 from slidingpolicy.cli.options import (
     TRIAL_SEEDS,
     HardwareChoice,
@@ -79,7 +79,11 @@ def demo(
     limit = limit_of(base)
     write_results(
         folder / "results.json",
-        {**runs_document(runs), "capacity": [c.to_dict() for c in found], "bound": limit.to_dict()},
+        {
+            **runs_document(runs),
+            "capacity": [c.to_dict() for c in found],
+            "bound": None if limit is None else limit.to_dict(),
+        },
         command_line(context),
     )
     write_json(folder / "timings.json", timings_document(runs))
@@ -98,8 +102,8 @@ def demo(
             f"capacity on mixed-v1, qwen2.5-7b on 2× RTX 3090, {trial}",
         )
     console.print(demo_table(rates, runs, spread, f"{setup}; capacity over {seeds} seeds"))
-    console.print(shares_line(spread, limit.bound))
-    console.print(bound_line(limit))
+    for line in bound_lines(spread, limit):
+        console.print(line)
     console.print(
         f"results in {folder}/ (results.json, sweep.csv, capacity.csv, sweep.png, capacity.png)"
         f" — {time.perf_counter() - started:.0f} s"

@@ -3,6 +3,7 @@ hardware model; no policy's capacity exceeds the bound's capacity on the same tr
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import attrs
@@ -108,7 +109,7 @@ def test_more_misses_never_make_a_trace_infeasible(workload: Workload) -> None:
 def test_the_forcing_intervals_are_disjoint(workload: Workload) -> None:
     """Requests of disjoint intervals are different requests, so their misses add up."""
     spans = trace_bound(workload, cost(HARDWARE[0])).intervals
-    assert all(a[1] <= b[0] for a, b in zip(spans, spans[1:], strict=False))
+    assert all(a[1] <= b[0] for a, b in itertools.pairwise(spans))
 
 
 def test_a_lone_request_with_room_is_served() -> None:

@@ -90,3 +90,32 @@ def test_the_shares_line_ranks_the_policies_and_fits_80_columns() -> None:
     console.print(shares_line(spread, 2.0))
     text = " ".join(console.export_text().split())
     assert text == "of the bound: slidingserve+ 75.0%, sarathi 55.0%"
+
+
+def test_capacity_on_a_traced_engine_says_it_has_no_bound(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The bound reads the roofline-based models; a step trace's model has none, and capacity
+    says so rather than fail."""
+    trace = tmp_path / "steps.jsonl"
+    simulate = ["simulate", "-p", "sarathi-edf", "--rate", "2", "-n", "20", "--log", str(trace)]
+    code, _, err = _run([*simulate, "-o", str(tmp_path / "run")], capsys)
+    assert code == 0, err
+    args = ["capacity", "-p", "sarathi-edf", "-n", "20", "--seeds", "1", "--start", "2"]
+    args += ["--workers", "1", "--hardware-trace", str(trace), "-o", str(tmp_path / "cap")]
+    code, text, err = _run(args, capsys)
+    assert code == 0, err
+    assert "bound: none for a step trace" in " ".join(text.split())
+    assert json.loads((tmp_path / "cap" / "results.json").read_text())["bound"] is None
+
+
+def test_bound_takes_the_kv_cache_size(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A cache of 20 000 tokens holds the decodes of far fewer requests: the bound falls and
+    the KV cache binds."""
+    args = ["bound", "--workload", "arxiv", "--json", "--kv-tokens", "20000", "-o", str(tmp_path)]
+    code, text, _ = _run(args, capsys)
+    assert code == 0
+    small = json.loads(text)
+    code, text, _ = _run(["bound", "--workload", "arxiv", "--json", "-o", str(tmp_path)], capsys)
+    assert small["bound"] < json.loads(text)["bound"]
+    assert {"kv", "context_per_iteration"} & {b["constraint"] for b in small["binding"]}

@@ -47,23 +47,14 @@ MAX_ROUNDS = 30
 
 CONSTRAINTS = {
     "time": "GPU time: iterations run one at a time (≤ 1 s per second)",
-    "decode_compute": "decode attention, FLOP time",
-    "decode_memory": "decode attention, memory time",
-    "tokens": "tokens: every prompt and decode token is computed",
-    "entries": "entries: one per decode and per prefill chunk",
-    "entry_tokens": "an entry takes a token",
     "pacing": "pacing: the iterations the tokens' deadlines force (eq. 1)",
-    "context": "decode contexts held in the KV cache",
-    "context_per_iteration": "KV: an iteration's decodes hold at most the cache",
-    "kv": "KV: Little's law (held tokens × seconds ≤ capacity)",
-    "misses": "misses: at most 1% of requests",
-    "cell_misses": "misses: a cell cannot miss more than it has",
+    "kv": "KV cache: Little's law, and what one iteration's decodes can hold",
 }
 """The program's constraints, by name, as the output explains them."""
 
 
-BINDING = ("time", "pacing", "kv", "context_per_iteration")
-"""The constraints a bound reports as binding (the others only count work)."""
+RELIEF = 1e-3
+"""A constraint binds when the bound without it is higher by more than this share."""
 
 
 class BoundError(SlidingPolicyError):
@@ -91,6 +82,8 @@ class FluidBound:
     entry_types: tuple[IterationType, ...]
     time_split: tuple[tuple[str, float], ...]
     cost: str
+    unlimited_kv: float = float("nan")
+    """The bound with an unlimited KV cache."""
 
     @property
     def iterations(self) -> float:
@@ -108,6 +101,7 @@ class FluidBound:
             "bound": self.bound,
             "binding": [{"constraint": n, "meaning": CONSTRAINTS[n]} for n in self.binding],
             "unpaced": self.unpaced,
+            "unlimited_kv": self.unlimited_kv,
             "pacing_iterations_per_s": self.pacing,
             "iterations_per_s": self.iterations,
             "mean_tokens": self.mean_tokens,
@@ -127,6 +121,8 @@ class Program:
     windows: tuple[FloatArray, FloatArray, FloatArray]
     longest_context: float
     miss: float
+    kv: bool = True
+    """Whether the KV rows are in (off: what the bound would be with an unlimited cache)."""
 
 
 def fluid_bound(
@@ -140,8 +136,9 @@ def fluid_bound(
     for _ in range(MAX_ROUNDS):
         lower = _solve(program, iteration_rate(*program.windows, upper.value, program.miss))
         if upper.value - lower.value <= TOLERANCE * upper.value:
+            unlimited = _solve(attrs.evolve(program, kv=False), floor).value
             floor = max(floor, iteration_rate(*program.windows, lower.value, program.miss))
-            return _report(program, upper, unpaced, floor)
+            return _report(program, upper, (unpaced, unlimited), floor)
         floor = iteration_rate(*program.windows, lower.value, program.miss)
         upper = _solve(program, floor)
     raise BoundError(f"the pacing floor did not settle in {MAX_ROUNDS} rounds")
@@ -149,11 +146,10 @@ def fluid_bound(
 
 @attrs.frozen(slots=True)
 class Solution:
-    """One solve: λ, the variables per request (x_j/λ, …), and the constraints that bind."""
+    """One solve: λ and the variables per request (x_j/λ, …)."""
 
     value: float
     x: FloatArray
-    binding: frozenset[str]
 
 
 @attrs.frozen(slots=True)
@@ -233,7 +229,7 @@ def _solve(program: Program, floor: float) -> Solution:
     at = Layout(
         program.cost.tokens.points.size, program.cost.entries.points.size, program.cells.mass.size
     )
-    matrix, rhs, names = _rows(program, at, floor)
+    matrix, rhs = _rows(program, at, floor)
     objective = np.zeros(at.size)
     objective[at.theta] = 1.0
     xs, ws = range(at.x, at.x + at.types), range(at.w, at.w + at.entries)
@@ -245,14 +241,10 @@ def _solve(program: Program, floor: float) -> Solution:
     )
     if result.status != 0 or result.fun <= 0.0:
         raise BoundError(f"the fluid bound's linear program: {result.message}")
-    duals = result.ineqlin.marginals.tolist()
-    binding = frozenset(n for n, d in zip(names, duals, strict=True) if abs(d) > 1e-12)
-    return Solution(1.0 / float(result.fun), np.asarray(result.x), binding)
+    return Solution(1.0 / float(result.fun), np.asarray(result.x))
 
 
-def _rows(
-    program: Program, at: Layout, floor: float
-) -> tuple[sparse.csr_array, FloatArray, list[str]]:
+def _rows(program: Program, at: Layout, floor: float) -> tuple[sparse.csr_array, FloatArray]:
     """The inequality rows (module docstring), per request."""
     cost, cell = program.cost, program.cells
     mean = dict(zip(COLUMNS, (cell.mass @ cell.mean).tolist(), strict=True))
@@ -290,7 +282,9 @@ def _rows(
     )
     rows.add("pacing", [(at.theta, floor), *((j, -1.0) for j in xs)])
     rows.add("context", [(y, -1.0) for y in ys], -mean["context"], high["context"])
-    capacity = float(cost.kv_capacity) if cost.kv_capacity is not None else np.inf
+    capacity = np.inf
+    if program.kv and cost.kv_capacity is not None:
+        capacity = float(cost.kv_capacity)
     reach = np.append(cost.tokens.points[1:], np.inf) * program.longest_context
     for j, y, held in zip(xs, ys, np.minimum(capacity, reach).tolist(), strict=True):
         if np.isfinite(held):
@@ -300,12 +294,16 @@ def _rows(
     rows.add("misses", [], program.miss, np.ones(at.cells))
     matrix, rhs = rows.matrix()
     scale = 1.0 / abs(matrix).max(axis=1).toarray().ravel()
-    return sparse.diags_array(scale) @ matrix, rhs * scale, rows.names
+    return sparse.diags_array(scale) @ matrix, rhs * scale
 
 
-def _report(program: Program, solution: Solution, unpaced: float, floor: float) -> FluidBound:
-    """The answer, the constraints that bind it, and the iterations per second at the
-    optimum (the per-request solution times λ)."""
+def _report(
+    program: Program, solution: Solution, relaxed: tuple[float, float], floor: float
+) -> FluidBound:
+    """The answer, the constraints that bind it — GPU time always; pacing and the KV cache
+    where dropping them (`relaxed`: the answers without each) raises the bound by more than
+    `RELIEF` — and the iterations per second at the optimum (the per-request solution times
+    λ)."""
     cost = program.cost
     at = Layout(cost.tokens.points.size, cost.entries.points.size, program.cells.mass.size)
     lam = solution.value
@@ -322,8 +320,12 @@ def _report(program: Program, solution: Solution, unpaced: float, floor: float) 
         ("decode attention", attention),
         ("prefill attention", 1.0 - token_seconds - entry_seconds - attention),
     )
-    binding = tuple(n for n in BINDING if n in solution.binding)
-    return FluidBound(lam, unpaced, floor, binding, token_types, entry_types, split, cost.name)
+    unpaced, unlimited = relaxed
+    relieved = (("pacing", unpaced), ("kv", unlimited))
+    binding = ("time", *(name for name, without in relieved if without > lam * (1.0 + RELIEF)))
+    return FluidBound(
+        lam, unpaced, floor, binding, token_types, entry_types, split, cost.name, unlimited
+    )
 
 
 def _types(sizes: FloatArray, rates: FloatArray, seconds: FloatArray) -> tuple[IterationType, ...]:

@@ -124,6 +124,7 @@ def bound_table(found: FluidBound, trials: list[TrialBound], title: str) -> Tabl
     table.add_row("bound (req/s)", fmt(found.bound, 3))
     table.add_row("binding", "; ".join(CONSTRAINTS[b] for b in found.binding))
     table.add_row("without pacing (req/s)", fmt(found.unpaced, 3))
+    table.add_row("with an unlimited KV cache (req/s)", fmt(found.unlimited_kv, 3))
     table.add_row("pacing floor (iterations/s)", fmt(found.pacing, 2))
     table.add_row("iterations/s at the optimum", fmt(found.iterations, 2))
     apart = 1e3 / found.iterations

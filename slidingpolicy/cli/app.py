@@ -13,6 +13,7 @@ from typing import Annotated, NoReturn
 
 import typer
 
+from slidingpolicy.cli.bound import bound
 from slidingpolicy.cli.calibrate import fit, profile
 from slidingpolicy.cli.capacity import capacity
 from slidingpolicy.cli.check import check
@@ -74,6 +75,7 @@ def options(
 app.command(cls=PlainCommand)(demo)
 app.command(cls=PlainCommand)(simulate)
 app.command(cls=PlainCommand)(capacity)
+app.command(cls=PlainCommand)(bound)
 app.command(name="sweep", cls=PlainCommand)(sweep_command)
 app.command(cls=PlainCommand)(reproduce)
 app.command(cls=PlainCommand)(replay)

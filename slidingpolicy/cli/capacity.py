@@ -40,11 +40,12 @@ from slidingpolicy.cli.options import (
     run_spec,
     writable_folder,
 )
-from slidingpolicy.cli.output import can_plot, command_line, console, fmt, progress, trying
+from slidingpolicy.cli.output import can_plot, command_line, console, fmt, pct, progress, trying
 
 if TYPE_CHECKING:
+    from slidingpolicy.bound.fluid import FluidBound
     from slidingpolicy.engine.capacity import CapacityResult, CapacitySpread
-    from slidingpolicy.engine.sweep import RunSummary
+    from slidingpolicy.engine.sweep import RunSpec, RunSummary
 
 
 def capacity(
@@ -116,9 +117,14 @@ def capacity(
             on_trial=ran.append,
         )
     write_json(out / "timings.json", trial_timings(ran, time.perf_counter() - started))
+    limit = limit_of(base)
     write_results(
         out / "results.json",
-        {"base": base.to_dict(), "capacity": [c.to_dict() for c in found]},
+        {
+            "base": base.to_dict(),
+            "capacity": [c.to_dict() for c in found],
+            "bound": None if limit is None else limit.to_dict(),
+        },
         command_line(context),
     )
     write_csv(out / "capacity.csv", capacity_rows(found))
@@ -132,6 +138,8 @@ def capacity(
 
         plot_capacity({s.policy: list(s.capacities) for s in spread}, out / "capacity.png", title)
     console.print(capacity_table(found, spread, seeds, title))
+    for line in bound_lines(spread, limit):
+        console.print(line)
     if seeds > 1:
         console.print(
             f"capacity: the mean over the seeds of the highest passing rate (each within "
@@ -164,3 +172,40 @@ def capacity_table(
         trials = str(sum(len(c.trials) for c in mine))
         table.add_row(escape(s.policy), fmt(s.mean, 3), extra, trials)
     return table
+
+
+def shares_line(spread: Sequence[CapacitySpread], bound: float) -> str:
+    """Each policy's mean capacity as a share of the bound, highest first."""
+    from slidingpolicy.bound.limits import share
+
+    ranked = sorted(spread, key=lambda s: -s.mean)
+    return "of the bound: " + ", ".join(
+        f"{escape(s.policy)} {pct(share(s.mean, bound))}" for s in ranked
+    )
+
+
+def limit_of(base: RunSpec) -> FluidBound | None:
+    """The bound of the run's workload on its hardware (`slidingpolicy bound`); None for a
+    hardware model the bound does not read (a real engine's step trace)."""
+    from slidingpolicy.bound import limits
+    from slidingpolicy.errors import InvalidRecordError
+
+    try:
+        return limits.limit_of(base)
+    except InvalidRecordError:
+        return None
+
+
+def bound_lines(spread: Sequence[CapacitySpread], limit: FluidBound | None) -> list[str]:
+    """The shares, and what they divide by (or why there is no bound)."""
+    if limit is None:
+        return [
+            "bound: none for a step trace's hardware model (the bound reads the roofline-based "
+            "models; proofs/bound.md)"
+        ]
+    return [
+        shares_line(spread, limit.bound),
+        f"bound: {fmt(limit.bound, 3)} req/s, the highest Poisson rate at which 99% of requests "
+        f"could meet their SLOs on this hardware, whatever the policy (binding: "
+        f"{', '.join(limit.binding)}; `slidingpolicy bound` explains it)",
+    ]

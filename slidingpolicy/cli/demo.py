@@ -11,6 +11,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
+from slidingpolicy.cli.capacity import bound_lines, limit_of
 from slidingpolicy.cli.options import (
     TRIAL_SEEDS,
     HardwareChoice,
@@ -75,9 +76,14 @@ def demo(
     with progress("rate sweep", len(policies) * len(rates)) as ticker:
         runs = sweep(base, policies, rates, workers, on_done=lambda _: ticker(1))
     found = demo_capacities(base, policies, runs, seeds, workers)
+    limit = limit_of(base)
     write_results(
         folder / "results.json",
-        {**runs_document(runs), "capacity": [c.to_dict() for c in found]},
+        {
+            **runs_document(runs),
+            "capacity": [c.to_dict() for c in found],
+            "bound": None if limit is None else limit.to_dict(),
+        },
         command_line(context),
     )
     write_json(folder / "timings.json", timings_document(runs))
@@ -96,6 +102,8 @@ def demo(
             f"capacity on mixed-v1, qwen2.5-7b on 2× RTX 3090, {trial}",
         )
     console.print(demo_table(rates, runs, spread, f"{setup}; capacity over {seeds} seeds"))
+    for line in bound_lines(spread, limit):
+        console.print(line)
     console.print(
         f"results in {folder}/ (results.json, sweep.csv, capacity.csv, sweep.png, capacity.png)"
         f" — {time.perf_counter() - started:.0f} s"
@@ -140,7 +148,7 @@ def demo_table(
 ) -> Table:
     """Capacity (mean and min–max over the seeds) and attainment at each rate, one row per
     policy, highest mean capacity first; two-line headers so that it reads at 80 columns
-    (tail latencies are in sweep.csv)."""
+    (tail latencies are in sweep.csv; the share of the bound on the line below)."""
     table = Table(title=title)
     table.add_column("policy", no_wrap=True)
     table.add_column("capacity\n(req/s)", justify="right", no_wrap=True)

@@ -102,8 +102,8 @@ def fmt(value: float | None, digits: int = 3) -> str:
 
 
 def pct(value: float) -> str:
-    """A fraction as a percentage with one decimal."""
-    return f"{100 * value:.1f}%"
+    """A fraction as a percentage with one decimal; a dash when it is NaN or infinite."""
+    return f"{100 * value:.1f}%" if math.isfinite(value) else "—"
 
 
 def number(value: float) -> str:

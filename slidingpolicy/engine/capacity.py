@@ -157,6 +157,25 @@ def capacities(
     return [r for r in results if r is not None]
 
 
+def search(
+    attainment: Callable[[float], float],
+    start: float = 1.0,
+    precision: float = PRECISION,
+    target: float = SLO_TARGET,
+) -> tuple[float, float]:
+    """(highest passing, lowest failing) rate of `capacities`' search, run here on a function
+    of the rate (e.g. a bound's attainment): the same rates in the same order, so a function
+    at least the simulated attainment at every rate never ends below the simulated capacity."""
+    rates = _search(start, precision, target, 1, ())
+    try:
+        asked = next(rates)
+        while True:
+            asked = rates.send([attainment(r) for r in asked])
+    except StopIteration as done:
+        passing, failing = done.value
+        return passing, failing
+
+
 def _stopping_early(base: RunSpec, target: float) -> RunSpec:
     """`base`, stopping once more of its requests have missed than `target` attainment
     allows (the trial has then failed)."""

@@ -19,6 +19,7 @@ from slidingpolicy.hardware.roofline import (
     RooflineModel,
     check_batch,
     check_decode_run,
+    count_batch,
     decode_run,
     lognormal,
     noisy,
@@ -74,6 +75,10 @@ class DenseOverlay:
     def sample(self, chunks: IntArray, contexts: IntArray, rng: np.random.Generator) -> float:
         """`latency` times the roofline's log-normal noise, drawn from `rng`."""
         return noisy(self.latency(chunks, contexts), self.noise_sigma, rng)
+
+    def count_seconds(self, tokens: FloatArray, entries: FloatArray) -> FloatArray:
+        """`RooflineModel.count_seconds` with this model's dense time."""
+        return self.roofline._iteration_times(self._dense_times, count_batch(tokens, entries))
 
     def with_noise(self, latency: float, z: float) -> float:
         """`latency` times the roofline's log-normal noise of the standard normal z."""

@@ -240,6 +240,12 @@ class RooflineModel:
         its total context, on Python floats: bit for bit the array's entry (tested)."""
         return scalar_decode_pricer(self, num_decodes, self._dense_time)
 
+    def count_seconds(self, tokens: FloatArray, entries: FloatArray) -> FloatArray:
+        """Iteration time of batches with these token and entry (request) counts and no
+        attention: the part of `latency` that depends on the counts alone (dense ops, LM head,
+        all-reduces, overhead). `latency` adds each prefill's and the decodes' attention."""
+        return self._iteration_times(self._dense_times, count_batch(tokens, entries))
+
     def _dense_times(self, tokens: FloatArray) -> FloatArray:
         """Linear, element-wise and embedding time: what depends on the token count alone."""
         m, tp = self.model, self.tp
@@ -343,6 +349,12 @@ class RooflineModel:
             logits = batch.requests * (m.vocab * m.dtype_bytes / tp) / link
             total += (tp - 1) * (step + logits)
         return total + self.overhead
+
+
+def count_batch(tokens: FloatArray, entries: FloatArray) -> BatchSummary:
+    """The summary of batches with these token and entry counts and no attention."""
+    zeros = np.zeros(tokens.shape)
+    return BatchSummary(tokens, entries, zeros, zeros, zeros)
 
 
 def decode_run(num_decodes: int, total_context: IntArray) -> BatchSummary:

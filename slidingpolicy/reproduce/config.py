@@ -173,7 +173,9 @@ QUICK = ReproConfig(
     cost_repeats=3,
 )
 """Under 10 minutes on two cores (3 seeds took 10.6 there): 600 requests × 2 seeds, short
-trials that over-estimate capacity (docs/decisions.md, "Capacity without bias")."""
+trials that over-estimate capacity (docs/decisions.md, "Capacity without bias"). The limits
+(a fluid bound and seed 0's trace-bound search per case) took 4.7 more minutes, one process,
+on a shared machine."""
 
 FULL = ReproConfig(
     name="full",

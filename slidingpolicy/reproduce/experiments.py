@@ -113,6 +113,35 @@ def capacity_rows(
     return rows
 
 
+def limit_rows(config: ReproConfig, bar: Bar) -> list[Row]:
+    """Per case, the fluid bound (`bound.limits.limit`: what no policy's capacity exceeds in
+    the long run, with the constraints that bind it) and the trace bound of seed 0's trials
+    (`bound.limits.trial_bound`: what no policy's capacity on those very trials exceeds)."""
+    from slidingpolicy.bound.limits import limit, trial_bound
+
+    rows = []
+    with bar("bounds", len(config.cases)) as tick:
+        for setting, dataset in config.cases:
+            found = limit(WorkloadSpec(dataset), setting.hardware)
+            trials = trial_bound(base_spec(config, setting, dataset, config.requests))
+            rows.append(
+                {
+                    "setting": setting.key,
+                    "dataset": dataset,
+                    "bound": found.bound,
+                    "binding": list(found.binding),
+                    "unpaced": found.unpaced,
+                    "pacing": found.pacing,
+                    "iterations": found.iterations,
+                    "mean_tokens": found.mean_tokens,
+                    "trial_bound": trials.capacity,
+                    "trial_seed": trials.seed,
+                }
+            )
+            tick(1)
+    return rows
+
+
 def rows_of(rows: Sequence[Row], key: str, dataset: str, policy: str) -> list[Row]:
     """The rows of one policy on one case."""
     return [r for r in rows if (r["setting"], r["dataset"], r["policy"]) == (key, dataset, policy)]

@@ -39,6 +39,7 @@ FIGURES = {
     "latency": "latency.png",
     "burst": "burst.png",
     "ablation": "ablation.png",
+    "limit": "limit.png",
 }
 """The report's figures, written beside it."""
 
@@ -105,6 +106,26 @@ class Capacities:
         won = sum(r > 1.0 for r in ratios)
         lost = sum(r < 1.0 for r in ratios)
         return sum(ratios) / len(ratios), won, lost
+
+
+class Limits:
+    """The bound of each case (`results["limits"]`; empty for results made before it), by
+    (setting, data set)."""
+
+    def __init__(self, rows: Sequence[Row]) -> None:
+        self.by = {(r["setting"], r["dataset"]): r for r in rows}
+
+    def __bool__(self) -> bool:
+        return bool(self.by)
+
+    def bound(self, key: str, dataset: str) -> float:
+        """The case's bound (req/s); NaN when it was not computed."""
+        row = self.by.get((key, dataset))
+        return math.nan if row is None else float(row["bound"])
+
+    def share(self, caps: Capacities, key: str, dataset: str, policy: str) -> float:
+        """A policy's mean capacity as a share of the case's bound."""
+        return caps.mean(key, dataset, policy) / self.bound(key, dataset)
 
 
 def _settings(results: Row) -> list[str]:
@@ -205,9 +226,12 @@ def capacity_section(results: Row) -> str:
         "its best κ on these SLOs ([decisions: baselines at their strongest]"
         "(../decisions.md#baselines-at-their-strongest-and-the-headline))."
     )
+    limits = Limits(results.get("limits", []))
     for key in _settings(results):
         parts += ["", f"### {key}", ""]
         rows = [[_code(p), *(caps.cell(key, d, p) for d in DATASETS)] for p in POLICIES]
+        if limits:
+            rows.append(["**limit**", *(_num(limits.bound(key, d)) for d in DATASETS)])
         parts.append(_table(["policy", *DATASETS], rows))
     parts += ["", f"![capacity per policy and data set]({FIGURES['capacity']})", ""]
     parts.append(
@@ -230,6 +254,63 @@ def capacity_section(results: Row) -> str:
             rows.append([key, f"{_code(mine)} ÷ {_code(theirs)}", *cells])
     parts += ["", _table(["setting", "ratio", *DATASETS], rows, right_from=2), ""]
     parts.append(_capacity_verdict(results, caps))
+    return "\n".join(parts)
+
+
+def limit_section(results: Row) -> str:
+    """How close to the limit: each case's bound and what binds it, the bound of seed 0's own
+    trials, and each policy's mean capacity as a share of the limit."""
+    caps, limits = Capacities(results["capacity"]), Limits(results["limits"])
+    requests = results["config"]["requests"]
+    cases = [(key, d) for key in _settings(results) for d in DATASETS]
+    best_seed0 = {c: max(caps.by[(*c, p)][0] for p in POLICIES) for c in cases}
+    rows = [
+        [
+            key,
+            d,
+            ", ".join(limits.by[(key, d)]["binding"]),
+            _num(limits.bound(key, d)),
+            _num(limits.by[(key, d)]["trial_bound"]),
+            _num(best_seed0[(key, d)]),
+        ]
+        for key, d in cases
+    ]
+    header = ["setting", "data set", "binds", "limit", "seed 0's trials", "best, seed 0"]
+    within = sum(best_seed0[c] <= limits.by[c]["trial_bound"] for c in cases)
+    parts = [
+        "## The limit",
+        "",
+        "The limit of a case is the fluid bound (`slidingpolicy bound`; proof in "
+        "`proofs/bound.md`): the highest Poisson rate at which 99% of requests could meet "
+        "every eq. 1 deadline on the hardware, whatever the policy, in the long run. What "
+        "binds it: GPU `time`, and `pacing` (the iterations the tokens' deadlines force) or "
+        "`kv` (the cache: Little's law, and what one iteration's decodes can hold) where the "
+        "limit without it would be more than 0.1% higher. A trial of "
+        f"{requests} requests is not the long run: its last requests decode after the last "
+        "arrival, so a short trial's capacity can pass the limit. The trace bound of a "
+        "trial's own requests cannot be passed: seed 0's is beside it (req/s), with the best "
+        f"capacity any policy reached on seed 0 — below its trials' bound on {within} of "
+        f"{len(cases)} cases.",
+        "",
+        _table(header, rows, right_from=3),
+        "",
+        "Each policy's mean capacity as a share of the limit:",
+    ]
+    for key in _settings(results):
+        rows = [
+            [_code(p), *(_pct(limits.share(caps, key, d, p), False) for d in DATASETS)]
+            for p in POLICIES
+        ]
+        parts += ["", f"### {key}", "", _table(["policy", *DATASETS], rows)]
+    best = {c: max(limits.share(caps, *c, p) for p in POLICIES) for c in cases}
+    parts += [
+        "",
+        f"![capacity as a share of the limit]({FIGURES['limit']})",
+        "",
+        f"The best policy reaches {_pct(min(best.values()), False)} to "
+        f"{_pct(max(best.values()), False)} of the limit; where the rest goes is measured in "
+        "[decisions: how close to the limit](../decisions.md#how-close-to-the-limit).",
+    ]
     return "\n".join(parts)
 
 
@@ -641,6 +722,7 @@ def render(results: Row, timings: Row) -> str:
         header(results, timings),
         "## Headline\n\n" + headline(results),
         capacity_section(results),
+        *([limit_section(results)] if results.get("limits") else []),
         load_section(results),
         burst_section(results),
         ablation_section(results),

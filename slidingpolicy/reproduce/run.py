@@ -19,6 +19,7 @@ from slidingpolicy.reproduce.experiments import (
     burst_rows,
     capacity_rows,
     decision_cost,
+    limit_rows,
     load_rows,
     predictor_rows,
 )
@@ -57,6 +58,7 @@ def reproduce(
         results: dict[str, Any] = {
             "config": config.to_dict(),
             "capacity": capacity,
+            "limits": stage("limits", lambda: limit_rows(config, bar)),
             "load": stage("load", lambda: load_rows(config, capacity, bar, workers, address)),
             "burst": stage("burst", lambda: burst_rows(config, capacity, bar, workers, address)),
             "predictor": stage("predictor", lambda: predictor_rows(config, bar, workers, address)),

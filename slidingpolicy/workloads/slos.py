@@ -78,6 +78,14 @@ def tiered_slos(
     """Tier (0, 1, 2, uniform), TTFT and TBT of each request, given its output length."""
     check_scale(slo_scale)
     tiers = rng.integers(0, TIERS, outputs.size)
+    ttft, tbt = tier_slos(tiers, outputs, slo_scale)
+    return tiers, ttft, tbt
+
+
+def tier_slos(
+    tiers: NDArray[np.int64], outputs: NDArray[np.int64], slo_scale: float = 1.0
+) -> tuple[FloatArray, FloatArray]:
+    """TTFT and TBT of requests of these tiers and output lengths (module docstring)."""
     ttlt = np.where(tiers == 1, BATCH_TTLT[0], BATCH_TTLT[1]) * slo_scale
     floor = INTERACTIVE.ttft * slo_scale
     batch_tbt = np.minimum(BATCH_TBT * slo_scale, (ttlt - floor) / outputs)
@@ -85,4 +93,4 @@ def tiered_slos(
     interactive = tiers == 0
     ttft = np.where(interactive, INTERACTIVE.ttft * slo_scale, batch_ttft)
     tbt = np.where(interactive, INTERACTIVE.tbt * slo_scale, batch_tbt)
-    return tiers, ttft, tbt
+    return ttft, tbt

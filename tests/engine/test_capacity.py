@@ -90,3 +90,11 @@ def test_spreads_give_each_policys_mean_and_range_over_seeds() -> None:
     (a, b) = spreads(found)
     assert (a.policy, a.capacities, a.mean, a.low, a.high) == ("a", (1.0, 2.0), 1.5, 1.0, 2.0)
     assert (b.policy, b.mean) == ("b", 3.0)
+
+
+def test_search_stops_at_the_highest_rate_when_every_rate_passes() -> None:
+    """A policy that passes up to MAX_RATE ends there, failing rate unknown (infinite), and
+    never asks for an infinite rate."""
+    passing, failing, _ = _drive(1e9, 1.0, 1, [])
+    assert passing >= MAX_RATE
+    assert math.isinf(failing)

@@ -165,7 +165,7 @@ class RunSpec:
         return {
             "policy": self.policy,
             "policy_options": dict(self.policy_options),
-            "hardware": attrs.asdict(self.hardware),
+            "hardware": attrs.asdict(self.hardware, filter=recorded_field),
             "workload": attrs.asdict(self.workload, filter=lambda a, _: a.name != "recorded"),
             "arrivals": arrivals,
             "seed": self.seed,
@@ -194,6 +194,12 @@ class RunSummary:
             "stopped_early": self.stopped_early,
             "end": self.end,
         }
+
+
+def recorded_field(field: attrs.Attribute[Any], value: object) -> bool:
+    """Whether results record a field (an `attrs.asdict` filter): a hardware spec's `trace`
+    only when it has one, so a built-in model's record reads as it did before traces."""
+    return field is not attrs.fields(HardwareSpec).trace or bool(value)
 
 
 def predictor_of(spec: RunSpec) -> LatencyPredictor:

@@ -11,7 +11,7 @@ from typing import Any
 import attrs
 
 from slidingpolicy import _validate
-from slidingpolicy.engine.sweep import HardwareSpec
+from slidingpolicy.engine.sweep import HardwareSpec, recorded_field
 
 
 @attrs.frozen(slots=True)
@@ -143,7 +143,7 @@ class ReproConfig:
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON values."""
-        return attrs.asdict(self, recurse=True, value_serializer=_plain)
+        return attrs.asdict(self, recurse=True, filter=recorded_field, value_serializer=_plain)
 
 
 def _plain(_: object, __: object, value: Any) -> Any:

@@ -68,7 +68,9 @@ def bound(
             rich_help_panel="Workload",
         ),
     ] = 0,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON only.")] = False,
+    as_json: Annotated[
+        bool, typer.Option("--json", metavar=" ", help="Print the result as JSON only.")
+    ] = False,
     out: OutOpt = Path("results/bound"),
 ) -> None:
     """Bound the capacity any policy can reach: the fluid limit of the workload on the hardware.

@@ -1,5 +1,5 @@
-"""The online learner (§4.1): the predictor and its latency margin, learned from the batches a
-policy runs, with the offline predictor as the prior.
+"""The online learner (eq. 6, learned): the predictor and its latency margin, learned from the
+batches a policy runs, with the offline predictor as the prior.
 
 Pure functions over a `Learner` record that the policy state carries (no clock, no I/O):
 
@@ -59,6 +59,9 @@ long decode-only stretch; the fold is the same whether rows came one by one or i
 class OnlineConfig:
     """How the online learner learns (module docstring).
 
+    - `learn`: whether the policy learns its predictor and latency margin online (an option
+      of every policy, not a field here): true by default for SlidingServe's
+      configurations, false for the baselines; false is the reference without learning.
     - `refit_every`: after the warm-up, refit at every this many priced batches.
     - `forgetting`: weight kept by old observations at each new one (1.0 = keep all).
     - `prior_weight`: how many observations the offline predictor, scaled to the data,

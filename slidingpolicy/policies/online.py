@@ -1,4 +1,5 @@
-"""The online predictor (§4.1): any policy that prices with a predictor, learning it as it runs.
+"""The online predictor (eq. 6, learned): any policy that prices with a predictor, learning it
+as it runs.
 
 `Online(inner, config)` gives every batch the policy ran, with its measured latency, to the
 learner (`policies.learner`: refits from sufficient statistics with the inner policy's

@@ -19,13 +19,18 @@ def profile_key(gpu: str, model: str, tp: int) -> str:
     return f"{gpu}-{model}-tp{tp}"
 
 
+def packaged_path(gpu: str = "rtx3090", model: str = "qwen2.5-7b", tp: int = 2) -> Path:
+    """Where the packaged predictor of a built-in hardware profile is (or would be)."""
+    return PACKAGED / f"{profile_key(gpu, model, tp)}.json"
+
+
 def default_predictor(
     gpu: str = "rtx3090", model: str = "qwen2.5-7b", tp: int = 2
 ) -> LatencyPredictor:
     """The packaged predictor of a built-in hardware profile (qwen2.5-7b on 2× RTX 3090 by
     default; not calibrated for your hardware: `slidingpolicy fit` yours), fitted afresh
     from the profile's roofline model if none is packaged."""
-    path = PACKAGED / f"{profile_key(gpu, model, tp)}.json"
+    path = packaged_path(gpu, model, tp)
     if path.is_file():
         return LatencyPredictor.load(path)
     from slidingpolicy.engine.profiling import make_default  # the engine, only when needed

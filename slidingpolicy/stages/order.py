@@ -1,4 +1,4 @@
-"""MLPS, the multi-level priority sorter (§4.3, eq. 10–16), and the EDF order it replaces.
+"""MLPS, the multi-level priority sorter (eq. 10–16), and the EDF order it replaces.
 
 A plan reads only the head of the ordered queue: the requests that fill what the window can
 run (`ordered_prefix`). A short queue is sorted; a long one is read off the indexes of its
@@ -50,7 +50,7 @@ def is_urgent(
 def mlps_keys(now: float, throughput: float, config: SlidingConfig) -> Callable[[Request], MlpsKey]:
     """K_i = (1 − g_i, late_i, 1 − e_i, r_i) then arrival and id (eq. 15), as a sort key.
 
-    late_i = 1 when the TTFT deadline has passed and `demote_late` is on (§7.2), else 0.
+    late_i = 1 when the TTFT deadline has passed and `demote_late` is on, else 0.
     With `level_order="deadline"` the TTFT deadline takes r_i's place inside each level.
     The configuration is read once, not once per request, and max(s_i, ε) is a conditional
     rather than a call to `max` (the same float): this runs on every candidate of every plan.

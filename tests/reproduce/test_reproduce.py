@@ -246,7 +246,7 @@ def test_the_verdict_on_fig4_is_decided_by_the_numbers(gains: list[float]) -> No
     inside = sum(0.25 <= g <= 1.11 for g in seen)
     below = sum(g < 0.25 for g in seen)
     above = sum(g > 1.11 for g in seen)
-    assert f"{inside} of 4 data sets inside the note's range, {below} below it, {above}" in text
+    assert f"{inside} of 4 data sets inside the paper's range, {below} below it, {above}" in text
     adjusted = dict(zip(DATASETS, seen, strict=True))
     most = max(adjusted, key=lambda d: adjusted[d])
     assert f"It gains most on {most}" in text
@@ -323,3 +323,18 @@ def test_the_robustness_verdict_is_decided_by_the_numbers(
     assert f"moves `slidingserve+` by {moved} with its own predictor" in text
     held = f"with the {UNDER} one it holds {learned:.3f} req/s where the reference falls to"
     assert f"{held} {fallen:.3f}" in text
+
+
+def test_a_limit_of_the_committed_report_reproduces() -> None:
+    """The limit is the fluid bound of the case, computed again here."""
+    from slidingpolicy.bound.limits import limit
+    from slidingpolicy.engine.sweep import WorkloadSpec
+
+    results, _ = _committed()
+    setting, dataset = PAPER_SETTINGS[1], "sharegpt"
+    row = next(
+        r for r in results["limits"] if (r["setting"], r["dataset"]) == (setting.key, dataset)
+    )
+    found = limit(WorkloadSpec(dataset), setting.hardware)
+    assert math.isclose(found.bound, row["bound"], rel_tol=1e-9)
+    assert list(found.binding) == row["binding"]

@@ -114,11 +114,25 @@ class OnlineConfig:
 
 @attrs.frozen(slots=True)
 class Rows:
-    """Observations not yet folded: features (k × w), scenarios (k), latencies (k)."""
+    """Observations not yet folded: features (k × w), scenarios (k), latencies (k), in the
+    order they ran (however they came, one by one or in a decode run: the same arrays)."""
 
     features: FloatArray
     scenarios: IntArray
     latencies: FloatArray
+
+    @classmethod
+    def empty(cls, width: int) -> Rows:
+        """No rows of `width` features."""
+        return cls(np.zeros((0, width)), np.zeros(0, dtype=np.int64), np.zeros(0))
+
+    def then(self, rows: Rows) -> Rows:
+        """These rows, then `rows`."""
+        return Rows(
+            np.concatenate((self.features, rows.features)),
+            np.concatenate((self.scenarios, rows.scenarios)),
+            np.concatenate((self.latencies, rows.latencies)),
+        )
 
 
 @attrs.frozen(slots=True)
@@ -131,10 +145,14 @@ class Learner:
     predictor: LatencyPredictor
     stats: PredictorStats
     window: BatchWindow
-    pending: tuple[Rows, ...] = ()
-    pending_rows: int = 0
+    pending: Rows
     priced: int = 0
     since_refit: int = 0
+
+    @property
+    def pending_rows(self) -> int:
+        """How many observations wait to be folded."""
+        return len(self.pending.latencies)
 
 
 def start(prior: LatencyPredictor, config: OnlineConfig) -> Learner:
@@ -145,7 +163,8 @@ def start(prior: LatencyPredictor, config: OnlineConfig) -> Learner:
     margin = min(max(prior.margin, config.cold_margin), config.max_margin)
     predictor = attrs.evolve(prior, margin=margin)
     window = BatchWindow.empty(config.margin_window, width)
-    return Learner(prior, predictor, PredictorStats.empty(prior.tile), window)
+    stats = PredictorStats.empty(prior.tile)
+    return Learner(prior, predictor, stats, window, Rows.empty(width))
 
 
 def observe(
@@ -211,11 +230,7 @@ def refit(learner: Learner, config: OnlineConfig) -> Learner:
 
 
 def _pend(learner: Learner, rows: Rows) -> Learner:
-    return attrs.evolve(
-        learner,
-        pending=(*learner.pending, rows),
-        pending_rows=learner.pending_rows + len(rows.latencies),
-    )
+    return attrs.evolve(learner, pending=learner.pending.then(rows))
 
 
 def _fold(learner: Learner, config: OnlineConfig) -> Learner:
@@ -226,12 +241,10 @@ def _fold(learner: Learner, config: OnlineConfig) -> Learner:
     Step noise is multiplicative (its spread grows with the latency), and the margin covers
     y/T̂: unweighted, 300 ms batches outweigh 20 ms ones 225 to 1 and the fit gives the
     small chunks that a tight T_cur leaves the error the margin must then cover."""
-    if not learner.pending:
+    if learner.pending_rows == 0:
         return learner
-    blocks = learner.pending
-    features = np.concatenate([b.features for b in blocks])
-    scenarios = np.concatenate([b.scenarios for b in blocks])
-    latencies = np.concatenate([b.latencies for b in blocks])
+    pending = learner.pending
+    features, scenarios, latencies = pending.features, pending.scenarios, pending.latencies
     floor = config.margin_floor
     predicted = np.maximum(learner.predictor.predict_rows(features, scenarios), floor)
     weights = (floor / predicted) ** 2
@@ -240,4 +253,5 @@ def _fold(learner: Learner, config: OnlineConfig) -> Learner:
     window = learner.window.push(
         read_only(features[priced]), read_only(scenarios[priced]), read_only(latencies[priced])
     )
-    return attrs.evolve(learner, stats=stats, window=window, pending=(), pending_rows=0)
+    empty = Rows.empty(features.shape[1])
+    return attrs.evolve(learner, stats=stats, window=window, pending=empty)

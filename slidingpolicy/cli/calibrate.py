@@ -39,8 +39,8 @@ def profile(
     """Time random batches on a hardware model; write (chunks, contexts, latency) samples."""
     import json
 
-    from slidingpolicy.engine.profiling import profile as sample_hardware
     from slidingpolicy.engine.sweep import HardwareSpec
+    from slidingpolicy.predictors.profiling import profile as sample_hardware
 
     writable_file(out, "--out")
     hardware = HardwareSpec(
@@ -133,10 +133,10 @@ def fit(
     From --samples (a `profile` file), from --trace (a real engine's steps; the last
     --holdout of them held out), or else from samples of --hardware/--model/--tp.
     """
-    from slidingpolicy.engine.profiling import DEFAULT_SAMPLES
-    from slidingpolicy.engine.profiling import profile as sample_hardware
-    from slidingpolicy.engine.profiling import write_default as write_packaged
     from slidingpolicy.engine.sweep import HardwareSpec
+    from slidingpolicy.predictors.profiling import DEFAULT_SAMPLES
+    from slidingpolicy.predictors.profiling import profile as sample_hardware
+    from slidingpolicy.predictors.profiling import write_default as write_packaged
     from slidingpolicy.pricing import fit_predictor
 
     if not 0.0 < holdout < 1.0:

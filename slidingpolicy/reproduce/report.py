@@ -648,7 +648,7 @@ def predictor_section(results: Row) -> str:
     parts = ["## Predictor accuracy (Table 5)", ""]
     parts.append(
         "The 7-feature predictor fitted on 75% of freshly profiled batches of each hardware "
-        "model (`engine/profiling.py`), its error on the other 25%: per scenario (decode-only, "
+        "model (`predictors/profiling.py`), its error on the other 25%: per scenario (decode-only, "
         "prefill-only, mixed batches, and all), and per prefill-size class with its bias "
         "mean(T̂ − y); `< 64` is the small batches."
     )

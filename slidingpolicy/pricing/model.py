@@ -14,15 +14,15 @@ from slidingpolicy._arrays import read_only
 from slidingpolicy._io import parse_json, read_text, write_text
 from slidingpolicy.errors import InvalidRecordError, PredictorFormatError
 from slidingpolicy.pricing.features import (
-    DECODE,
-    MIXED,
     NUM_FEATURES,
-    PREFILL,
     SCENARIOS,
     FloatArray,
     IntArray,
     Terms,
     batch_features,
+    dot_rows,
+    linear,
+    scenario,
     tile_count,
 )
 
@@ -129,21 +129,29 @@ class LatencyPredictor:
     def price(self, terms: Terms) -> float:
         """T̂ of a batch with features `terms` (eq. 6, its scenario by eq. 5); 0 when empty.
 
-        Scalar arithmetic in a fixed order: what every search of a plan compares.
+        Scalar arithmetic in a fixed order (`features.linear`): what every search of a plan
+        compares.
         """
         x1, x2, x3, x4, x5, x6, x7 = terms
-        if x6 > 0:
-            w = self.rows[MIXED if x4 > 0 else PREFILL]
-        elif x4 > 0:
-            w = self.rows[DECODE]
-        else:
+        if x4 == 0 and x6 == 0:
             return 0.0
-        price = (
-            w[0] + w[1] * x1 + w[2] * x2 + w[3] * x3 + w[4] * x4 + w[5] * x5 + w[6] * x6 + w[7] * x7
-        )
+        w: tuple[float, ...] = self.rows[scenario(x4, x6)]
+        price: float = linear(w, x1, x2, x3, x4, x5, x6) + w[7] * x7
         if self.tile is None:
             return price
-        return price + w[8] * tile_count(x4 + x6, self.tile)
+        tiles: int = tile_count(x4 + x6, self.tile)
+        return price + w[8] * tiles
+
+    def price_arrays(self, terms: tuple[IntArray, ...]) -> FloatArray:
+        """`price` of many batches at once, x1..x7 (x8 from a tile) as arrays: the same float
+        operations in the same order, elementwise."""
+        x1, x2, x3, x4, x5, x6, x7 = terms
+        w = self.coefficients[scenario(x4, x6)].T
+        price = linear(w, x1, x2, x3, x4, x5, x6) + w[7] * x7
+        if self.tile is not None:
+            price = price + w[8] * tile_count(x4 + x6, self.tile)
+        priced: FloatArray = np.where((x4 > 0) | (x6 > 0), price, 0.0)
+        return priced
 
     def predict_features(self, x: FloatArray, scenario: int) -> float:
         """T̂ from a feature vector and its scenario (eq. 6)."""
@@ -153,9 +161,7 @@ class LatencyPredictor:
     def predict_rows(self, features: FloatArray, scenarios: IntArray) -> FloatArray:
         """T̂ of many batches at once: row i of `features` is batch i's x (eq. 4), of
         scenario scenarios[i] (eq. 6)."""
-        rows = self.coefficients[scenarios]
-        predicted: FloatArray = rows[:, 0] + np.einsum("ij,ij->i", rows[:, 1:], features)
-        return predicted
+        return dot_rows(self.coefficients[scenarios], features)
 
     def scaled(self, factor: float) -> LatencyPredictor:
         """This predictor for a machine `factor` times as slow: every coefficient times

@@ -116,28 +116,33 @@ class Columns:
     contexts: IntArray
 
 
-@attrs.frozen(slots=True, weakref_slot=False)
+_READ_ONLY = attrs.setters.frozen
+
+
+@attrs.define(slots=True, eq=False, weakref_slot=False)
 class PricedQueue:
     """An ordered prefill queue beside a set of decodes, ready to price any part of its stream.
 
     `starts[k]` is the stream offset of request k (`starts[count]` = `total`); `wholes[k]` the
     features (eq. 4) of the decodes plus the whole remainders of requests 0..k−1.
+
+    Not a record but the pricing table of one plan: its queue is read-only, and it keeps what
+    the plan's searches ask for more than once (`prefix`'s prices, `budget.fill_budget`'s
+    answers, the queue as arrays) in its own memo tables.
     """
 
-    predictor: LatencyPredictor
-    decodes: int
+    predictor: LatencyPredictor = attrs.field(on_setattr=_READ_ONLY)
+    decodes: int = attrs.field(on_setattr=_READ_ONLY)
     """|D|: the decodes that run with every prefill chunk."""
-    decode_context: int
+    decode_context: int = attrs.field(on_setattr=_READ_ONLY)
     """Σ_D u: the cached tokens of those decodes."""
-    remaining: tuple[int, ...]
-    contexts: tuple[int, ...]
-    starts: tuple[int, ...]
-    wholes: tuple[Terms, ...]
-    _prices: dict[int, float] = attrs.field(factory=dict, init=False, eq=False, repr=False)
+    remaining: tuple[int, ...] = attrs.field(on_setattr=_READ_ONLY)
+    contexts: tuple[int, ...] = attrs.field(on_setattr=_READ_ONLY)
+    starts: tuple[int, ...] = attrs.field(on_setattr=_READ_ONLY)
+    wholes: tuple[Terms, ...] = attrs.field(on_setattr=_READ_ONLY)
+    _prices: dict[int, float] = attrs.field(factory=dict, init=False, repr=False)
     """Prices of greedy fills already asked for (`prefix`): a plan asks for a few, often."""
-    budgets: dict[tuple[float, int], int] = attrs.field(
-        factory=dict, init=False, eq=False, repr=False
-    )
+    budgets: dict[tuple[float, int], int] = attrs.field(factory=dict, init=False, repr=False)
     """TimeToBudget answers already found, by (target, limit) (`budget.fill_budget`): the
     chunker asks for B* = TimeToBudget(T_cur) and its split again for its bound."""
 

@@ -9,6 +9,7 @@ import attrs
 
 from slidingpolicy import _validate
 from slidingpolicy.errors import InvalidRecordError
+from slidingpolicy.records._unchecked import constructor
 
 
 class PlanPath(enum.StrEnum):
@@ -62,19 +63,13 @@ class Allocation:
         return f"allocation {self.request_id!r}"
 
 
-_new = object.__new__
-_set_request_id, _set_tokens = (
-    getattr(Allocation, f.name).__set__ for f in attrs.fields(Allocation)
-)
+_unchecked_allocation = constructor(Allocation)
 
 
 def trusted_allocation(request_id: str, tokens: int) -> Allocation:
     """`Allocation(request_id, tokens)` without its checks, for a stage that names a checked
     record's id and counts its tokens (≥ 1) itself: a plan builds one per decode."""
-    allocation: Allocation = _new(Allocation)
-    _set_request_id(allocation, request_id)
-    _set_tokens(allocation, tokens)
-    return allocation
+    return _unchecked_allocation(request_id, tokens)
 
 
 @attrs.frozen(slots=True)

@@ -92,6 +92,11 @@ class LatencyPredictor:
     """Rows DECODE, PREFILL, MIXED of (intercept, w1..w7), read-only."""
     rows: tuple[tuple[float, ...], ...] = attrs.field(init=False, repr=False, eq=False)
     """`coefficients` as Python floats (what scalar pricing reads)."""
+    by_presence: tuple[tuple[tuple[float, ...] | None, ...], ...] = attrs.field(
+        init=False, repr=False, eq=False
+    )
+    """The row of a batch's scenario (eq. 5, `features.scenario`) by [prefill present][decodes
+    present]; None for an empty batch: what scalar pricing looks up instead of branching."""
 
     def __attrs_post_init__(self) -> None:
         if _validate.finite("latency predictor", "margin", self.margin) < 1.0:
@@ -112,7 +117,13 @@ class LatencyPredictor:
                 )
         table = _coefficients((self.decode, self.prefill, self.mixed))
         object.__setattr__(self, "coefficients", table)
-        object.__setattr__(self, "rows", tuple(tuple(row) for row in table.tolist()))
+        rows = tuple(tuple(row) for row in table.tolist())
+        object.__setattr__(self, "rows", rows)
+        presence = tuple(
+            tuple(rows[scenario(d, p)] if d or p else None for d in (False, True))
+            for p in (False, True)
+        )
+        object.__setattr__(self, "by_presence", presence)
 
     @property
     def models(self) -> tuple[LinearModel, LinearModel, LinearModel]:
@@ -129,14 +140,18 @@ class LatencyPredictor:
     def price(self, terms: Terms) -> float:
         """T̂ of a batch with features `terms` (eq. 6, its scenario by eq. 5); 0 when empty.
 
-        Scalar arithmetic in a fixed order (`features.linear`): what every search of a plan
-        compares.
+        Scalar arithmetic in a fixed order (`features.linear`, then the peak term): what every
+        search of a plan compares.
         """
         x1, x2, x3, x4, x5, x6, x7 = terms
-        if x4 == 0 and x6 == 0:
+        w = self.by_presence[x6 > 0][x4 > 0]
+        if w is None:
             return 0.0
-        w: tuple[float, ...] = self.rows[scenario(x4, x6)]
-        price: float = linear(w, x1, x2, x3, x4, x5, x6) + w[7] * x7
+        # `features.linear` inline (a call here costs up to 8% of a plan's time), then
+        # the peak term: `price_arrays`, on the kernel, gives the same floats (test_kernel.py).
+        price: float = (
+            w[0] + w[1] * x1 + w[2] * x2 + w[3] * x3 + w[4] * x4 + w[5] * x5 + w[6] * x6 + w[7] * x7
+        )
         if self.tile is None:
             return price
         tiles: int = tile_count(x4 + x6, self.tile)

@@ -116,9 +116,6 @@ class Columns:
     contexts: IntArray
 
 
-_READ_ONLY = attrs.setters.frozen
-
-
 @attrs.define(slots=True, eq=False, weakref_slot=False)
 class PricedQueue:
     """An ordered prefill queue beside a set of decodes, ready to price any part of its stream.
@@ -126,20 +123,21 @@ class PricedQueue:
     `starts[k]` is the stream offset of request k (`starts[count]` = `total`); `wholes[k]` the
     features (eq. 4) of the decodes plus the whole remainders of requests 0..k−1.
 
-    Not a record but the pricing table of one plan: its queue is read-only, and it keeps what
-    the plan's searches ask for more than once (`prefix`'s prices, `budget.fill_budget`'s
-    answers, the queue as arrays) in its own memo tables.
+    Not a record but the pricing table of one plan, built for it and dropped with it: it keeps
+    what the plan's searches ask for more than once (`prefix`'s prices, `budget.fill_budget`'s
+    answers, the queue as arrays) in its own memo tables. Its queue fields are never
+    reassigned.
     """
 
-    predictor: LatencyPredictor = attrs.field(on_setattr=_READ_ONLY)
-    decodes: int = attrs.field(on_setattr=_READ_ONLY)
+    predictor: LatencyPredictor
+    decodes: int
     """|D|: the decodes that run with every prefill chunk."""
-    decode_context: int = attrs.field(on_setattr=_READ_ONLY)
+    decode_context: int
     """Σ_D u: the cached tokens of those decodes."""
-    remaining: tuple[int, ...] = attrs.field(on_setattr=_READ_ONLY)
-    contexts: tuple[int, ...] = attrs.field(on_setattr=_READ_ONLY)
-    starts: tuple[int, ...] = attrs.field(on_setattr=_READ_ONLY)
-    wholes: tuple[Terms, ...] = attrs.field(on_setattr=_READ_ONLY)
+    remaining: tuple[int, ...]
+    contexts: tuple[int, ...]
+    starts: tuple[int, ...]
+    wholes: tuple[Terms, ...]
     _prices: dict[int, float] = attrs.field(factory=dict, init=False, repr=False)
     """Prices of greedy fills already asked for (`prefix`): a plan asks for a few, often."""
     budgets: dict[tuple[float, int], int] = attrs.field(factory=dict, init=False, repr=False)
@@ -271,7 +269,8 @@ class PricedQueue:
         """T̂ of `terms` plus one chunk c ≥ 2 on base + shift·c cached tokens, as a function
         of c (`features.chunk_piece`; x7 ≥ c; shift is 0 or −1)."""
         x1, x2, x3, x4, x5, x6, x7 = terms
-        w: tuple[float, ...] = self.predictor.rows[scenario(x4, 1)]
+        w = self.predictor.by_presence[True][x4 > 0]
+        assert w is not None  # a prefill chunk is present
         constant, slope, curve = chunk_piece(w, (x1, x2, x3, x4, x5, x6), base, shift)
         tile = self.predictor.tile
         if tile is None:

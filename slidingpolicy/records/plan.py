@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import enum
 import math
+from collections.abc import Callable
 
 import attrs
 
@@ -13,7 +14,7 @@ from slidingpolicy.records._unchecked import constructor
 
 
 class PlanPath(enum.StrEnum):
-    """Which branch decided a plan: SlidingServe's, or the baseline's name (SPEC "Core records").
+    """Which branch decided a plan: SlidingServe's, or the baseline's name.
 
     A closed set, so that `check_plan` knows which invariants apply (6 to "constructor", 7 to
     "chunker"); each member is a `str` equal to its value, so "chunker" == PlanPath.CHUNKER
@@ -63,13 +64,9 @@ class Allocation:
         return f"allocation {self.request_id!r}"
 
 
-_unchecked_allocation = constructor(Allocation)
-
-
-def trusted_allocation(request_id: str, tokens: int) -> Allocation:
-    """`Allocation(request_id, tokens)` without its checks, for a stage that names a checked
-    record's id and counts its tokens (≥ 1) itself: a plan builds one per decode."""
-    return _unchecked_allocation(request_id, tokens)
+trusted_allocation: Callable[[str, int], Allocation] = constructor(Allocation)
+"""`Allocation(request_id, tokens)` without its checks, for a stage that names a checked
+record's id and counts its tokens (≥ 1) itself: a plan builds one per decode."""
 
 
 @attrs.frozen(slots=True)

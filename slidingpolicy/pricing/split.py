@@ -19,16 +19,16 @@ from slidingpolicy.pricing.features import (
 )
 from slidingpolicy.pricing.queue import Piece, PricedQueue, TiledPiece
 
-TIE = 1e-12
+COST_TIE = 1e-12
 """Costs within this fraction of the least are equal, and the larger b wins (no deferral,
 docs/decisions.md): the closed forms and the full price round differently, and one rounding
 step must not decide between costs that are equal in exact arithmetic."""
 
 
 def largest_least(bs: Sequence[int], costs: Sequence[float]) -> int:
-    """The largest b whose cost is within TIE of the least."""
+    """The largest b whose cost is within COST_TIE of the least."""
     least = min(costs)
-    bound = least + TIE * abs(least)
+    bound = least + COST_TIE * abs(least)
     return max(b for b, cost in zip(bs, costs, strict=True) if cost <= bound)
 
 
@@ -92,7 +92,7 @@ def exact_split(fill: PricedQueue, budget_sum: int, cap: int, deadline: float) -
     piece the cost is convex in the chunk away from 1-token chunks (proofs/split.md), so
     each piece contributes a few candidates priced by its closed forms, and its special
     points (a 1-token chunk in either iteration, or nothing left for the next) priced in
-    full where no closed form covers them. Costs within TIE are equal, and the larger b wins.
+    full where no closed form covers them. Costs within COST_TIE are equal, and the larger b wins.
     When no b in range meets the deadline, the largest feasible b below the range is returned
     (the receding-horizon clamp).
     """
@@ -227,7 +227,7 @@ def window_split(fill: PricedQueue, budget_sum: int, cap: int, deadline: float, 
     if not feasible.any():
         return fill_budget(fill, deadline, lo_b)
     least = cost[feasible].min()
-    best = np.flatnonzero(feasible & (cost <= least + TIE * abs(least)))
+    best = np.flatnonzero(feasible & (cost <= least + COST_TIE * abs(least)))
     return int(b[best[-1]])
 
 

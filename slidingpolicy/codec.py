@@ -13,7 +13,7 @@ from typing import Any
 
 import attrs
 
-from slidingpolicy._io import parse_json
+from slidingpolicy._parse import json_problem, parse_json
 from slidingpolicy.errors import SlidingPolicyError
 from slidingpolicy.records.plan import Allocation, BatchPlan, Diagnostics
 from slidingpolicy.records.request import Request
@@ -158,10 +158,8 @@ def parse_line(text: str) -> tuple[SchedulerState, BatchPlan, int | None]:
     (both SlidingPolicyError) when malformed."""
     try:
         document = parse_json(text)
-    except json.JSONDecodeError as error:
-        raise CodecError(f"not JSON ({error.msg} at column {error.colno})") from None
     except ValueError as error:
-        raise CodecError(f"not a JSON document a record can hold ({error})") from None
+        raise CodecError(json_problem(error)) from None
     fields = _object(document, "line")
     budget = _field(fields, "token_budget", "line")
     if budget is not None and (type(budget) is not int or budget < 1):

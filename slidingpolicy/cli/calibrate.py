@@ -9,7 +9,8 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from slidingpolicy._io import MAX_TOKENS, parse_json, read_text, write_text
+from slidingpolicy._io import write_text
+from slidingpolicy._parse import MAX_JSON_LINE, MAX_TOKENS, lines, parse_json
 from slidingpolicy.cli.options import (
     CliError,
     GpuOpt,
@@ -71,7 +72,7 @@ def read_samples(path: Path) -> list[Any]:
     from slidingpolicy.pricing import Sample
 
     found = []
-    for number, line in enumerate(read_text(path, CliError, SAMPLE_FORMAT).splitlines(), 1):
+    for number, line in lines(path, CliError, SAMPLE_FORMAT, MAX_JSON_LINE):
         if not line.strip():
             continue
         try:

@@ -28,17 +28,14 @@ come from the roofline model, which also gives the KV capacity.
 from __future__ import annotations
 
 import bisect
-import csv
-import io
 import math
-from collections.abc import Iterator
 from pathlib import Path
 
 import attrs
 import numpy as np
 
 from slidingpolicy._arrays import float_read_only
-from slidingpolicy._io import MAX_TOKENS, read_text
+from slidingpolicy._parse import MAX_TOKENS, CsvTable, read_csv
 from slidingpolicy.errors import InvalidRecordError, TraceFormatError, UnknownNameError
 from slidingpolicy.hardware.overlay import DenseOverlay
 from slidingpolicy.hardware.roofline import FloatArray, RooflineModel
@@ -121,12 +118,7 @@ class ProfiledModel(DenseOverlay):
 
 def read_profile(path: Path, roofline: RooflineModel) -> tuple[FloatArray, FloatArray]:
     """Token grid and summed non-attention seconds per iteration, from a Vidur profile CSV."""
-    text = read_text(path, TraceFormatError, FORMAT)
-    reader = csv.reader(io.StringIO(text, newline=""))
-    try:
-        sums, seen_tp = _read_rows(path, reader, roofline)
-    except csv.Error as error:
-        raise TraceFormatError(f"{path}:{reader.line_num}: {error}; {FORMAT}") from None
+    sums, seen_tp = _read_rows(read_csv(path, TraceFormatError, FORMAT), roofline)
     if roofline.tp not in seen_tp:
         raise UnknownNameError(
             f"tensor-parallel degree in {path.name}", str(roofline.tp), [str(t) for t in seen_tp]
@@ -135,12 +127,10 @@ def read_profile(path: Path, roofline: RooflineModel) -> tuple[FloatArray, Float
     return grid, np.array([sum(sums[int(t)]) / len(sums[int(t)]) for t in grid])
 
 
-def _read_rows(
-    path: Path, reader: Iterator[list[str]], roofline: RooflineModel
-) -> tuple[dict[int, list[float]], set[int]]:
+def _read_rows(table: CsvTable, roofline: RooflineModel) -> tuple[dict[int, list[float]], set[int]]:
     """Seconds per iteration at each token count of `roofline.tp`, and every tp in the file."""
-    header = next(reader, None)
-    if header is None:
+    path, header = table.path, table.header
+    if not header:
         raise TraceFormatError(f"{path}:1: empty file; {FORMAT}")
     column = {name: index for index, name in enumerate(header)}
     wanted = [f"time_stats.{op}.median" for op in PER_LAYER_OPS]
@@ -152,7 +142,7 @@ def _read_rows(
     once = [name for name in once if name in column]
     sums: dict[int, list[float]] = {}
     seen_tp: set[int] = set()
-    for line, row in enumerate(reader, start=2):
+    for line, row in table.rows:
         if len(row) != len(header):
             raise TraceFormatError(
                 f"{path}:{line}: {len(row)} fields, header has {len(header)}; {FORMAT}"

@@ -11,7 +11,8 @@ import numpy as np
 
 from slidingpolicy import _validate
 from slidingpolicy._arrays import read_only
-from slidingpolicy._io import parse_json, read_text, write_text
+from slidingpolicy._io import write_text
+from slidingpolicy._parse import read_json
 from slidingpolicy.errors import InvalidRecordError, PredictorFormatError
 from slidingpolicy.pricing.features import (
     DECODE,
@@ -220,11 +221,5 @@ class LatencyPredictor:
         if not isinstance(path, str | Path):
             raise PredictorFormatError(f"path: must be a str or Path, got {type(path).__name__}")
         formats = f"expected a {FORMAT} JSON file (written by `slidingpolicy fit --out`)"
-        text = read_text(path, PredictorFormatError, formats)
-        try:
-            data = parse_json(text)
-        except ValueError as error:
-            raise PredictorFormatError(
-                f"{path}: cannot read predictor: not JSON ({error}); {formats}"
-            ) from None
+        data = read_json(path, PredictorFormatError, formats)
         return cls.from_dict(data, origin=str(path))

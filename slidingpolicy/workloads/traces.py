@@ -13,8 +13,6 @@ with or without a byte-order mark.
 
 from __future__ import annotations
 
-import csv
-import io
 import math
 from datetime import UTC, datetime
 from pathlib import Path
@@ -24,7 +22,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from slidingpolicy._arrays import read_only
-from slidingpolicy._io import MAX_TOKENS, read_text
+from slidingpolicy._parse import MAX_TOKENS, read_csv
 from slidingpolicy.errors import TraceFormatError
 
 FORMATS = (
@@ -53,41 +51,30 @@ class Trace:
 def load_trace(path: Path | str) -> Trace:
     """Read a trace file of either format (module docstring); malformed input names file:line."""
     path = Path(path)
-    reader = csv.reader(io.StringIO(read_text(path, TraceFormatError, FORMATS), newline=""))
-    try:
-        header = [name.strip() for name in next(reader, [])]
-    except csv.Error as error:
-        raise TraceFormatError(f"{path}:1: {error}; {FORMATS}") from None
+    table = read_csv(path, TraceFormatError, FORMATS)
+    header = table.header
     if all(name in header for name in VIDUR[:2]):
         kind, (prompt_col, output_col, time_col) = "vidur", VIDUR
     elif all(name in header for name in AZURE):
         kind, (prompt_col, output_col, time_col) = "azure", AZURE
     else:
-        raise TraceFormatError(f"{path}:1: unrecognized header {header}; {FORMATS}")
-    p, o = header.index(prompt_col), header.index(output_col)
-    t = header.index(time_col) if time_col in header else None
+        raise TraceFormatError(f"{path}:1: unrecognized header {list(header)}; {FORMATS}")
+    p, o = table.column(prompt_col), table.column(output_col)
+    t = table.column(time_col) if time_col in header else None
     prompts: list[int] = []
     outputs: list[int] = []
     times: list[float] = []
-    try:
-        for row in reader:
-            line = reader.line_num
-            if not row:
-                continue
-            if len(row) != len(header):
-                raise TraceFormatError(
-                    f"{path}:{line}: {len(row)} fields, header has {len(header)}; {FORMATS}"
-                )
-            prompts.append(_count(path, line, prompt_col, row[p]))
-            outputs.append(_count(path, line, output_col, row[o]))
-            if t is not None:
-                times.append(_time(path, line, time_col, row[t]))
-                if len(times) > 1 and times[-1] < times[-2]:
-                    raise TraceFormatError(
-                        f"{path}:{line}: {time_col} goes back in time; {FORMATS}"
-                    )
-    except csv.Error as error:
-        raise TraceFormatError(f"{path}:{reader.line_num}: {error}; {FORMATS}") from None
+    for line, row in table.rows:
+        if len(row) != len(header):
+            raise TraceFormatError(
+                f"{path}:{line}: {len(row)} fields, header has {len(header)}; {FORMATS}"
+            )
+        prompts.append(_count(path, line, prompt_col, row[p]))
+        outputs.append(_count(path, line, output_col, row[o]))
+        if t is not None:
+            times.append(_time(path, line, time_col, row[t]))
+            if len(times) > 1 and times[-1] < times[-2]:
+                raise TraceFormatError(f"{path}:{line}: {time_col} goes back in time; {FORMATS}")
     if not prompts:
         raise TraceFormatError(f"{path}:2: no requests; {FORMATS}")
     arrivals = None

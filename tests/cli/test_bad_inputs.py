@@ -14,6 +14,7 @@ import pytest
 
 from slidingpolicy.cli import main
 from slidingpolicy.hardware.profiled import PER_LAYER_OPS
+from tests.cli.conftest import run_cli
 
 PROFILE_HEADER = ",".join(
     ["num_tokens", "num_tensor_parallel_workers"]
@@ -156,6 +157,25 @@ CASES = [
         _trace(f"{VIDUR},arrived_at\n5,2,3.0\n5,2,1.0\n"),
     ),
     Case(
+        "trace column twice",
+        ["simulate", "--trace", "{file}", "-n", "1"],
+        ":1: the header names column 'num_prefill_tokens' twice",
+        _trace(f"{VIDUR},num_prefill_tokens\n5,2,7\n"),
+    ),
+    Case(
+        "trace Azure column twice",
+        ["simulate", "--trace", "{file}", "-n", "1"],
+        "names column 'TIMESTAMP' twice",
+        _trace("TIMESTAMP,ContextTokens,GeneratedTokens,TIMESTAMP\n0,5,2,1\n"),
+    ),
+    Case("trace endless", ["simulate", "--trace", "/dev/zero"], "/dev/zero:1: a line longer"),
+    Case(
+        "trace line of 2 MiB",
+        ["simulate", "--trace", "{file}"],
+        ":2: a line longer than 1 MiB",
+        _trace(f"{VIDUR}\n5,{'2' * 2**21}\n"),
+    ),
+    Case(
         "trace bad timestamp",
         ["simulate", "--trace", "{file}", "-n", "1"],
         "neither seconds nor a date-time",
@@ -195,6 +215,13 @@ CASES = [
         "missing column(s)",
         _trace("num_tokens,num_tensor_parallel_workers\n8,2\n"),
     ),
+    Case(
+        "profile column twice",
+        ["profile", "--profile", "{file}"],
+        ":1: the header names column 'num_tokens' twice",
+        _trace(f"{PROFILE_HEADER},num_tokens\n{PROFILE_ROW.format(tokens=8)},9\n"),
+    ),
+    Case("profile endless", ["profile", "--profile", "/dev/zero"], "a line longer than 1 MiB"),
     # predictor files
     Case("predictor missing", ["simulate", "--predictor", "/no/such.json"], "no such file"),
     Case("predictor binary", ["simulate", "--predictor", "{file}"], "not UTF-8", BINARY),
@@ -206,6 +233,19 @@ CASES = [
         b'{"format": "other"}',
     ),
     Case("predictor is a folder", ["check", "x", "--predictor", "{dir}"], "is a directory"),
+    Case(
+        "predictor nested deep",
+        ["simulate", "--predictor", "{file}"],
+        "nested deeper than 32 levels",
+        b"[" * 100_000 + b"]" * 100_000,
+    ),
+    Case(
+        "predictor objects nested deep",
+        ["check", "x", "--predictor", "{file}"],
+        "nested deeper than 32 levels",
+        b'{"a":' * 50_000 + b"1" + b"}" * 50_000,
+    ),
+    Case("predictor endless", ["simulate", "--predictor", "/dev/zero"], "larger than 16 MiB"),
     # samples files
     Case("samples missing", ["fit", "--samples", "/no/such.jsonl"], "no such file"),
     Case("samples binary", ["fit", "--samples", "{file}"], "not UTF-8", BINARY),
@@ -237,11 +277,19 @@ CASES = [
         "'latency'",
         b'{"chunks": [1], "contexts": [5]}',
     ),
+    Case(
+        "samples nested deep",
+        ["fit", "--samples", "{file}"],
+        ":2: not a sample (nested deeper than 32 levels)",
+        SAMPLE.encode() + b"[" * 10_000 + b"]" * 10_000,
+    ),
+    Case("samples endless", ["fit", "--samples", "/dev/zero"], "a line longer than 64 MiB"),
     # logs for check
     Case("log missing", ["check", "/no/such/log.jsonl"], "no such file"),
     Case("log is a folder", ["check", "{dir}"], "is a directory"),
     Case("log empty", ["check", "{file}"], "no plans to check", b""),
     Case("log binary", ["check", "{file}"], "not UTF-8", BINARY),
+    Case("log endless", ["check", "/dev/zero"], "/dev/zero:1: a line longer than 64 MiB"),
     Case(
         "check unknown hardware",
         ["check", "{file}", "--hardware", "tpu"],
@@ -324,3 +372,16 @@ def test_a_bad_ray_address_is_one_line(
     line = _one_line_error(["capacity", "--ray", address, "-n", "5", "-o", str(tmp_path)], capsys)
     assert f"Ray cluster {address!r}" in line
     assert needle in line
+
+
+def test_a_log_line_nested_deep_is_malformed_not_a_broken_plan(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Exit 2 (malformed lines), not 1 (a plan breaks an invariant), and no RecursionError."""
+    log = tmp_path / "log.jsonl"
+    log.write_bytes(b'{"state":' * 5000 + b"1" + b"}" * 5000 + b"\n")
+    code, out, err = run_cli(["check", str(log)], capsys)
+    assert code == 2
+    assert "Traceback" not in out + err
+    deep = "not JSON a record can hold: nested deeper than 32 levels"
+    assert err.strip() == f"{log}:1: malformed: {deep}"

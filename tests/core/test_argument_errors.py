@@ -22,7 +22,8 @@ from slidingpolicy import (
     by_name,
     default_predictor,
 )
-from slidingpolicy._io import parse_json, replace_atomically
+from slidingpolicy._io import replace_atomically
+from slidingpolicy._parse import parse_json
 from slidingpolicy.codec import log_line, parse_line
 
 STATE = SchedulerState(1.0, (Request("a", 0.0, 10, 0, 0, 3.0, 0.1),), 8000.0)

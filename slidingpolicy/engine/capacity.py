@@ -4,7 +4,8 @@ Every trial simulates the same number of requests with the same seed (so the sam
 workload's streams are independent of the rate). A search brackets the capacity by doubling or
 halving from `start` (or starts from trials already run, e.g. a sweep's), then narrows
 [passing, failing] by bisection in log space until
-failing / passing ≤ 1 + precision (2.5%). The capacity is the highest passing rate. Attainment
+failing / passing ≤ 1 + precision (2.5%). The capacity is the highest passing rate; a rate of
+`MAX_RATE` or more that still passes ends the search there (failing: infinite). Attainment
 need not be monotone in the rate; the search keeps the lowest failing rate above the highest
 passing one. A trial stops as soon as more requests have missed than 99% allows
 (`EngineOptions.miss_budget`); its recorded attainment is then what it had reached.
@@ -83,7 +84,7 @@ def _search(
                 passing = r
                 break
             failing = r
-    while passing > 0.0 and failing / passing > 1.0 + precision:
+    while 0.0 < passing < failing < math.inf and failing / passing > 1.0 + precision:
         ratio = failing / passing
         rates = [passing * ratio ** ((j + 1) / (k + 1)) for j in range(k)]
         for r, a in zip(rates, (yield rates), strict=True):

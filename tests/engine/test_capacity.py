@@ -7,6 +7,7 @@ import math
 import pytest
 
 from slidingpolicy.engine.capacity import (
+    MAX_RATE,
     PRECISION,
     CapacityResult,
     _search,
@@ -37,6 +38,15 @@ def test_search_brackets_the_threshold_to_precision(threshold: float, k: int) ->
     passing, failing, _ = _drive(threshold, 1.0, k, [])
     assert passing <= threshold < failing
     assert failing / passing <= 1 + PRECISION
+
+
+@pytest.mark.parametrize("threshold", [MAX_RATE, 1e9])
+def test_a_capacity_beyond_the_highest_rate_ends_the_search(threshold: float) -> None:
+    """Regression: with every rate up to MAX_RATE passing, the search bisected towards an
+    infinite failing rate and never ended."""
+    passing, failing, _ = _drive(threshold, 1.0, 1, [])
+    assert MAX_RATE <= passing <= threshold
+    assert math.isinf(failing)
 
 
 def test_search_starts_from_known_trials() -> None:

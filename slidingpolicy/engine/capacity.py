@@ -29,10 +29,15 @@ from slidingpolicy import _validate
 from slidingpolicy.engine.metrics import SLO_TARGET
 from slidingpolicy.engine.sweep import RunSpec, run
 from slidingpolicy.engine.workers import trial_runner
+from slidingpolicy.errors import InvalidRecordError
 
 PRECISION = 0.025
 MIN_RATE = 1.0 / 64
 MAX_RATE = 4096.0
+MAX_TRIALS = 25
+"""The most trials one search takes from any start in [MIN_RATE, MAX_RATE]: one, 18 to
+bracket the capacity by doubling or halving (log2(MAX_RATE / MIN_RATE)), 6 to bisect the
+bracket to `PRECISION` (tests/engine/test_capacity.py)."""
 
 Trial = tuple[float, float]
 Search = Generator[list[float], list[float], tuple[float, float]]
@@ -113,7 +118,13 @@ def capacities(
     `known[i]` are trials of `bases[i]` already run at full length (same seed and size).
     `on_round` is told the (policy, rate) trials of each round before they run.
     """
-    _validate.positive("capacity search", "start", start)
+    if not MIN_RATE <= _validate.positive("capacity search", "start", start) <= MAX_RATE:
+        raise InvalidRecordError(
+            "capacity search",
+            "start",
+            f"={start:g} must be between {MIN_RATE:g} and {MAX_RATE:g} req/s, the rates a search "
+            "explores",
+        )
     _validate.positive("capacity search", "precision", precision)
     prior = [list(t) for t in known] if known is not None else [[] for _ in bases]
     searches = [_search(start, precision, target, 1, p) for p in prior]
@@ -135,7 +146,7 @@ def capacities(
             if on_done is not None:
                 on_done(found)
 
-    with trial_runner(workers, ray) as runner:
+    with trial_runner(workers, ray, jobs=len(bases)) as runner:
         for i in range(len(bases)):
             advance(i, None)
         while pending:

@@ -1,11 +1,12 @@
 """Where trials run: in this process, in a pool of local processes, or on a Ray cluster.
 
 `trial_runner(workers, ray)` opens one of the three for a `with` block; its `map(fn, items)`
-returns `fn(item)` for every item, in the order of `items`. A trial is a pure function of its
-spec (a `RunSpec` carries its seed), so where it runs never changes its result. Leaving the
-block on an exception (Ctrl-C included) stops what has not finished: the local pool's workers
-are terminated, Ray's tasks cancelled with their workers (`force`: a gentle cancel leaves
-a running trial to finish).
+returns `fn(item)` for every item, in the order of `items`. It never starts more local
+processes than this process may use CPUs, nor than the trials it will run at once (`jobs`).
+A trial is a pure function of its spec (a `RunSpec` carries its seed), so where it runs never
+changes its result. Leaving the block on an exception (Ctrl-C included) stops what has not
+finished: the local pool's workers are terminated, Ray's tasks cancelled with their workers
+(`force`: a gentle cancel leaves a running trial to finish).
 
 `ray` is the address of a Ray cluster, as `ray.init(address=...)` reads it: "auto" (the
 cluster this machine belongs to, e.g. started by `ray start --head`), "local" (a new Ray
@@ -28,6 +29,7 @@ from contextlib import contextmanager
 from types import ModuleType, TracebackType
 from typing import Protocol, TypeVar
 
+from slidingpolicy import _validate
 from slidingpolicy.errors import InvalidRecordError, RayUnavailableError
 
 T = TypeVar("T")
@@ -156,9 +158,12 @@ def _cancel(ray: ModuleType, refs: list[object]) -> None:
 
 
 @contextmanager
-def trial_runner(workers: int | None = None, ray: str | None = None) -> Iterator[TrialRunner]:
+def trial_runner(
+    workers: int | None = None, ray: str | None = None, *, jobs: int | None = None
+) -> Iterator[TrialRunner]:
     """Where trials run for a `with` block: on the Ray cluster at `ray` (module docstring), or
-    in `workers` local processes (default: one per CPU; one: in this process)."""
+    in `workers` local processes (default: one per CPU; one: in this process), at most one per
+    CPU and, given `jobs` (the most trials that run at once), at most `jobs`."""
     if ray is not None:
         if workers is not None:
             raise InvalidRecordError(
@@ -170,7 +175,12 @@ def trial_runner(workers: int | None = None, ray: str | None = None) -> Iterator
         with _connected(ray) as module:
             yield _RayTasks(module)
         return
-    count = default_workers() if workers is None else workers
+    if workers is not None:
+        _validate.integer("trials", "workers", workers, 1)
+    cores = default_workers()
+    count = cores if workers is None else min(workers, cores)
+    if jobs is not None:
+        count = min(count, _validate.integer("trials", "jobs", jobs, 0))
     if count <= 1:
         yield _Here()
         return

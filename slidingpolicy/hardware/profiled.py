@@ -21,7 +21,8 @@ t tokens take the time measured at the smallest grid point >= t. Vidur's grid is
 to 1024 (16 to 2048, 32 to 4096, 64 to 8192), so the edges of GEMM tiles (multiples of 64 or
 128 rows) are grid points, and a batch inside a gap runs the tiles of the gap's upper end
 (129 tokens need the two 128-row tiles that 136 needs). Past the last point we extend the last
-segment. Attention, the tensor-parallel all-reduces, the LM head and the per-iteration overhead
+segment, which must therefore not fall (else larger batches would take less time, then less
+than none). Attention, the tensor-parallel all-reduces, the LM head and the per-iteration overhead
 come from the roofline model, which also gives the KV capacity.
 """
 
@@ -85,6 +86,15 @@ class ProfiledModel(DenseOverlay):
             raise InvalidRecordError(record, "num_tokens", "needs >= 2 increasing token counts")
         if not np.all(np.isfinite(self.dense_seconds)) or np.any(self.dense_seconds < 0):
             raise InvalidRecordError(record, "dense_seconds", "must be finite and >= 0")
+        (before, last), (n_before, n_last) = self.dense_seconds[-2:], self.num_tokens[-2:]
+        if last < before:
+            raise InvalidRecordError(
+                record,
+                "dense_seconds",
+                f"fall with the token count at the end of the grid ({1e3 * before:.4g} ms at "
+                f"{n_before:.0f} tokens, {1e3 * last:.4g} ms at {n_last:.0f}): larger batches, "
+                "extrapolated along that fall, would take less time, then less than none",
+            )
         object.__setattr__(self, "_grid", tuple(self.num_tokens.tolist()))
         object.__setattr__(self, "_seconds", tuple(self.dense_seconds.tolist()))
 

@@ -79,12 +79,12 @@ class Request:
         if not isinstance(self.id, str) or not self.id:
             raise InvalidRecordError("request", "id", f"must be a non-empty str, got {self.id!r}")
         record = self._name
-        _validate.non_negative(record, "arrival", self.arrival)
+        _validate.seconds(record, "arrival", self.arrival)
         prompt = _validate.integer(record, "prompt_tokens", self.prompt_tokens, 1)
         prefilled = _validate.integer(record, "prefilled", self.prefilled, 0)
         generated = _validate.integer(record, "generated", self.generated, 0)
-        _validate.positive(record, "ttft_slo", self.ttft_slo)
-        _validate.positive(record, "tbt_slo", self.tbt_slo)
+        _validate.duration(record, "ttft_slo", self.ttft_slo)
+        _validate.duration(record, "tbt_slo", self.tbt_slo)
         _validate.flag(record, "protected", self.protected)
         if prefilled > prompt:
             raise _validate.fail(

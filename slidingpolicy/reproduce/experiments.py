@@ -294,5 +294,5 @@ def parallel_map(
     ray: str | None = None,
 ) -> list[Any]:
     """`function` over `jobs`, in order, where `trial_runner` runs trials."""
-    with trial_runner(workers, ray) as runner:
+    with trial_runner(workers, ray, jobs=len(jobs)) as runner:
         return runner.map(function, jobs, on_done=lambda _: tick(1))

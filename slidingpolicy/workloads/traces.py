@@ -23,6 +23,7 @@ from numpy.typing import NDArray
 
 from slidingpolicy._arrays import read_only
 from slidingpolicy._parse import MAX_TOKENS, read_csv
+from slidingpolicy._validate import MAX_SECONDS
 from slidingpolicy.errors import TraceFormatError
 
 FORMATS = (
@@ -105,7 +106,7 @@ def _count(path: Path, line: int, field: str, text: str) -> int:
 
 
 def _time(path: Path, line: int, field: str, text: str) -> float:
-    """Seconds: a finite number >= 0, or an ISO date-time (naive means UTC)."""
+    """Seconds: a number from 0 to `MAX_SECONDS`, or an ISO date-time (naive means UTC)."""
     try:
         value = float(text)
     except ValueError:
@@ -121,5 +122,10 @@ def _time(path: Path, line: int, field: str, text: str) -> float:
     if not (math.isfinite(value) and value >= 0):
         raise TraceFormatError(
             f"{path}:{line}: {field}={text!r} must be finite and >= 0; {FORMATS}"
+        )
+    if value > MAX_SECONDS:
+        raise TraceFormatError(
+            f"{path}:{line}: {field}={text!r} is beyond {MAX_SECONDS:g} s (317 years), the "
+            f"longest time a record holds; {FORMATS}"
         )
     return value

@@ -2,7 +2,8 @@
 
 A writer writes to a temporary name beside the target and renames it (`replace_atomically`),
 so an interrupted run never leaves a half-written file, nor the temporary one (it is removed
-on any exception, Ctrl-C included). Reading, with its limits, is `_parse`'s.
+on any exception: Ctrl-C, and SIGTERM, which the command line turns into one, `cli.signals`).
+Reading, with its limits, is `_parse`'s.
 """
 
 from __future__ import annotations

@@ -23,11 +23,13 @@ from __future__ import annotations
 import os
 import signal
 import socket
+import threading
+import time
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from contextlib import contextmanager
 from types import ModuleType, TracebackType
-from typing import Protocol, TypeVar
+from typing import Protocol, TypeVar, cast
 
 from slidingpolicy import _validate
 from slidingpolicy.errors import InvalidRecordError, RayUnavailableError
@@ -53,24 +55,61 @@ class TrialRunner(Protocol):
         ...
 
 
+GRACE = 5.0
+"""Seconds a terminated worker has to exit before it is killed."""
+
+
+STOPPING = {signal.SIGINT, signal.SIGTERM}
+
+
 def _ignore_interrupts() -> None:
-    """Leave Ctrl-C to the parent process, which stops the pool (`WorkerPool`)."""
+    """Leave Ctrl-C to the parent process, which stops the pool (`WorkerPool`), and let SIGTERM
+    end the worker; then take the signals the parent blocked while it forked this worker."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, STOPPING)
 
 
 class WorkerPool(ProcessPoolExecutor):
     """A process pool whose workers ignore Ctrl-C; on an exception (Ctrl-C included) leaving
-    its `with` block, or on `abandon`, queued runs are cancelled and workers stopped at once."""
+    its `with` block, or on `abandon`, queued runs are cancelled and workers stopped at once.
+
+    Workers are forked as runs are submitted, with SIGINT and SIGTERM blocked: a forked worker
+    inherits the parent's Python handlers, and a signal then would run them in the worker
+    before it ignores Ctrl-C, or in the parent inside the fork's callbacks, where Python
+    drops the exception they raise (`cli.signals`); held back, it arrives once the worker
+    ignores it and the parent is back in its own code."""
 
     def __init__(self, workers: int) -> None:
         super().__init__(max_workers=workers, initializer=_ignore_interrupts)
 
+    def submit(self, fn: Callable[..., R], /, *args: object, **kwargs: object) -> Future[R]:
+        """`ProcessPoolExecutor.submit`, with SIGINT and SIGTERM held back (class docstring)."""
+        held = signal.pthread_sigmask(signal.SIG_BLOCK, STOPPING)
+        try:
+            return super().submit(fn, *args, **kwargs)
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, held)
+
     def abandon(self) -> None:
-        """Cancel what has not started and terminate the workers."""
+        """Cancel what has not started; terminate the workers, kill those still alive after
+        `GRACE` seconds, and reap them all (none is left behind, not even as a zombie). Then
+        wait for the pool's manager thread to see them gone and close its pipes: left
+        running, it races the interpreter's exit, which writes to a pipe it may be closing
+        (an "Exception ignored" traceback, EBADF)."""
+        manager = cast("threading.Thread | None", self._executor_manager_thread)
         processes = list((self._processes or {}).values())
         self.shutdown(wait=False, cancel_futures=True)
         for process in processes:
             process.terminate()
+        deadline = time.monotonic() + GRACE
+        for process in processes:
+            process.join(max(0.0, deadline - time.monotonic()))
+            if process.is_alive():
+                process.kill()
+                process.join()
+        if manager is not None:
+            manager.join(GRACE)
 
     def __exit__(
         self,

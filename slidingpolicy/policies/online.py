@@ -121,7 +121,7 @@ class Online(Generic[S]):
 
     def plan(self, pstate: OnlineState[S], state: SchedulerState) -> tuple[BatchPlan, Any]:
         """The inner policy's plan, priced with the latest predictor."""
-        _validate.instance(f"policy {self.name!r}", "pstate", pstate, OnlineState)
+        self._own(pstate)
         plan, inner = pstate.policy.plan(pstate.inner, state)
         return plan, attrs.evolve(pstate, inner=inner)
 
@@ -129,7 +129,7 @@ class Online(Generic[S]):
         self, pstate: OnlineState[S], state: SchedulerState, plan: BatchPlan, latency: float
     ) -> OnlineState[S]:
         """Add (batch, latency) to the statistics; refit every `refit_every` observations."""
-        _validate.non_negative("observation", "latency", latency)
+        self._own(pstate)
         pstate = attrs.evolve(
             pstate, inner=pstate.policy.observe(pstate.inner, state, plan, latency)
         )
@@ -146,6 +146,7 @@ class Online(Generic[S]):
         self, pstate: OnlineState[S], decodes: Sequence[Request], latencies: Sequence[float]
     ) -> OnlineState[S]:
         """Observe each decode-only iteration in turn (its features in closed form)."""
+        self._own(pstate)
         inner = pstate.policy.observe_decodes(pstate.inner, decodes, latencies)
         pstate = attrs.evolve(pstate, inner=inner)
         if not decodes:
@@ -158,6 +159,19 @@ class Online(Generic[S]):
             terms = (*decode_terms(count, context + step * count), *tiles)
             pstate = self._learn(pstate, np.array(terms, dtype=np.float64), DECODE, latency)
         return pstate
+
+    def _own(self, pstate: object) -> None:
+        """`pstate` must be a state this policy's `init` began: the inner policy it holds is
+        this one's but for the predictor it learned (another's would plan as that one)."""
+        _validate.instance(f"policy {self.name!r}", "pstate", pstate, OnlineState)
+        held = cast(OnlineState[S], pstate).policy
+        if held is not self.inner and not _same_but_predictor(held, self.inner):
+            raise InvalidRecordError(
+                f"policy {self.name!r}",
+                "pstate",
+                f"is the state of another policy ({held.name!r}, configured otherwise): "
+                "give the state this policy's init made",
+            )
 
     def _learn(
         self, pstate: OnlineState[S], x: FloatArray, scenario: int, latency: float
@@ -188,6 +202,18 @@ def online(policy: Policy[Any], **options: Any) -> Policy[Any]:
                 )
         return policy
     return Online(cast(Priced[Any], policy), OnlineConfig(**options))
+
+
+def _same_but_predictor(held: object, inner: object) -> bool:
+    """Whether two policies (attrs records) are the same but for their predictor (every
+    other field equal)."""
+    if type(held) is not type(inner) or not attrs.has(type(inner)):
+        return False
+    return all(
+        getattr(held, f.name) == getattr(inner, f.name)
+        for f in attrs.fields(cast(Any, type(inner)))
+        if f.name != "predictor"
+    )
 
 
 def _context(state: SchedulerState, request_id: str) -> int:

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 import attrs
 
+from slidingpolicy import _arguments, _validate
 from slidingpolicy.pricing.budget import fill_budget
 from slidingpolicy.pricing.queue import PricedQueue
 from slidingpolicy.records.plan import BatchPlan, Diagnostics, PlanPath
@@ -128,6 +129,27 @@ def choose(base: PricedQueue, anchor: Anchor, now: float) -> Construction | None
     )
 
 
+def _check_construct_arguments(
+    base: object,
+    members: object,
+    risky: object,
+    now: object,
+    t_cur: object,
+    cap: object,
+    margin: object,
+) -> None:
+    """`construct_batch`'s arguments, each named when it is not what the function takes."""
+    where = "construct_batch"
+    _validate.instance(where, "base", base, PricedQueue)
+    _arguments.requests(where, "members", members, decoding=False)
+    _arguments.requests(where, "risky", risky, decoding=False)
+    _validate.seconds(where, "now", now)
+    if t_cur is not None:
+        _validate.seconds(where, "t_cur", t_cur)
+    _validate.integer(where, "cap", cap, 0)
+    _arguments.margin(where, margin)
+
+
 def construct_batch(
     base: PricedQueue,
     members: Sequence[Request],
@@ -146,6 +168,7 @@ def construct_batch(
     search stops once no remaining bound reaches the best |Y| found. Exact ties in eq. 21 go
     to the anchor earlier in queue order.
     """
+    _check_construct_arguments(base, members, risky, now, t_cur, cap, margin)
     admitted = []
     capacities: dict[float, int] = {}
     for position, request in enumerate(risky):

@@ -19,6 +19,7 @@ from typing import Literal
 
 import attrs
 
+from slidingpolicy import _validate
 from slidingpolicy.records.candidates import KEYS, CandidateQueue, Kind
 from slidingpolicy.records.config import SlidingConfig
 from slidingpolicy.records.request import Request
@@ -102,6 +103,9 @@ def sort_candidates(
     state: SchedulerState, config: SlidingConfig | None = None
 ) -> tuple[Request, ...]:
     """Q_t: the state's waiting and prefilling requests, highest priority first (Alg. 2)."""
+    _validate.instance("sort_candidates", "state", state, SchedulerState)
+    if config is not None:
+        _validate.instance("sort_candidates", "config", config, SlidingConfig)
     config = config or SlidingConfig()
     return tuple(
         order_candidates(state.prefill_candidates, state.now, state.prefill_throughput, config)

@@ -164,6 +164,7 @@ def metrics_table(output: RunOutput, title: str) -> Table:
             " / ".join(ms(v) for v in (m.ttft_p50, m.ttft_p90, m.ttft_p99)),
         ),
         ("TBT p50 / p90 / p99 (ms)", " / ".join(ms(v) for v in (m.tbt_p50, m.tbt_p90, m.tbt_p99))),
+        ("TTFT of late requests p99 / max (ms)", f"{ms(m.late_ttft_p99)} / {ms(m.late_ttft_max)}"),
         ("throughput (tokens/s)", fmt(m.token_throughput, 1)),
         ("completed", f"{m.completed}/{m.requests}"),
         ("preemptions", str(m.preemptions)),

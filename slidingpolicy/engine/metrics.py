@@ -11,7 +11,8 @@ One definition each, used by the engine, the CLI, the reports and the tests:
   of a run has missed;
 - percentiles are nearest-rank: the smallest value whose cumulative count reaches ⌈q·N/100⌉;
   TTFT over requests that produced a token, TBT over every gap between consecutive tokens of a
-  request;
+  request; **late TTFT** (p99 and max) over the requests whose first token came after its
+  TTFT deadline: what a late request, which a policy may serve last, waits;
 - throughput: output tokens (and completed requests) per second of the run's span, from the
   first arrival to the last token;
 - predictor error: the policy's predicted latency of a plan against the iteration's measured
@@ -323,6 +324,8 @@ class Metrics:
     preemptions: int
     predictor_mae: float
     predictor_bias: float
+    late_ttft_p99: float
+    late_ttft_max: float
 
     def to_dict(self) -> dict[str, Any]:
         """Plain values for JSON (NaN as None)."""
@@ -349,6 +352,7 @@ def summarize(
     abs_error, signed_error, count = predictor_errors
     ttft = result.ttft[produced]
     ttft_p50, ttft_p90, ttft_p99 = percentiles(ttft, PERCENTILES)
+    late = result.ttft[produced & ~result.ttft_attained]
     tbt_p50, tbt_p90, tbt_p99 = merged_percentiles(plain, gaps, weights, PERCENTILES)
     return Metrics(
         requests=n,
@@ -370,6 +374,8 @@ def summarize(
         preemptions=int(log.preemptions.sum()),
         predictor_mae=abs_error / count if count else math.nan,
         predictor_bias=signed_error / count if count else math.nan,
+        late_ttft_p99=percentile(late, 99),
+        late_ttft_max=float(late.max()) if late.size else math.nan,
     )
 
 

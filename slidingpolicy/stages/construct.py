@@ -193,12 +193,17 @@ def construct_batch(
 def construct_stage(draft: Draft) -> BatchPlan | None:
     """The BatchConstructor's stage (Fig. 3, Alg. 3): when the candidate batch puts a request
     at risk (the violation check), the best verified Y_a; None when nothing is at risk or no
-    anchor fits, to leave the iteration to the chunker."""
+    anchor fits, or when the candidate batch holds a request promoted after its late grace
+    (`SlidingConfig.late_grace`: the chunker serves those first, in order), to leave the
+    iteration to the chunker."""
     now, cap, margin = draft.now, draft.cap, draft.margin
     if cap <= 0:
         return None
     candidate = check_violations(draft.fill, draft.queue, cap, now, margin)
     if not candidate.risky:
+        return None
+    grace = draft.config.late_grace
+    if grace is not None and any(r.deadline <= now - grace for r in candidate.members):
         return None
     built = construct_batch(
         draft.fill, candidate.members, candidate.risky, now, draft.t_cur, cap, margin

@@ -1,21 +1,30 @@
 # One entry point for people and CI: `make demo` runs the main job, `make test` the checks,
 # `make docs` the documentation site (into site/, which git ignores).
-# Both create the virtual environment first (.venv, from pyproject.toml) when it is missing.
+# Each creates the virtual environment first (.venv, from pyproject.toml) when it is missing,
+# with only what it runs: the demo the command line and plots (extras cli, plots), the checks
+# everything (extra dev: tests, oracles, Ray, docs, linters).
 
 VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
+DEMO_STAMP := $(VENV)/.installed-demo
 
 .PHONY: setup demo test lint typecheck unit docs bench
 
-$(STAMP): pyproject.toml
+$(PY):
 	python3 -m venv $(VENV)
+
+$(STAMP): pyproject.toml | $(PY)
 	$(PY) -m pip install --quiet --editable '.[dev]'
 	touch $(STAMP)
 
+$(DEMO_STAMP): pyproject.toml | $(PY)
+	$(PY) -m pip install --quiet --editable '.[cli,plots]'
+	touch $(DEMO_STAMP)
+
 setup: $(STAMP)
 
-demo: setup
+demo: $(DEMO_STAMP)
 	$(VENV)/bin/slidingpolicy demo
 
 lint: setup

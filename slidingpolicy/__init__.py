@@ -3,6 +3,7 @@
 Immutable records in, plans out: `SchedulerState` → `Policy.plan` → `BatchPlan`.
 """
 
+from slidingpolicy._version import __version__
 from slidingpolicy.errors import (
     InvalidRecordError,
     PredictorFormatError,
@@ -58,6 +59,7 @@ __all__ = [
     "TraceFormatError",
     "UnknownNameError",
     "Violation",
+    "__version__",
     "by_name",
     "check_plan",
     "construct_batch",

@@ -3,7 +3,9 @@
 One log line is a JSON object {"state": ..., "plan": ..., "token_budget": int | null}. Any
 engine can write one (field names follow the records); `slidingpolicy check` reads it back.
 Diagnostics that do not apply are null; `token_budget` must be present (null: the engine has
-none, and invariant 4 is not checked). docs/checker.md describes every field.
+none, and invariant 4 is not checked); `plan` may be null for a step the engine scheduled
+without a plan (`check` counts and skips it); other keys are ignored. docs/checker.md
+describes every field.
 """
 
 from __future__ import annotations
@@ -153,19 +155,39 @@ def log_line(state: SchedulerState, plan: BatchPlan, token_budget: int | None) -
     return json.dumps(document, sort_keys=True)
 
 
-def parse_line(text: str) -> tuple[SchedulerState, BatchPlan, int | None]:
-    """A log line back into its state, plan and token budget; CodecError or InvalidRecordError
-    (both SlidingPolicyError) when malformed."""
+def line_fields(text: str) -> dict[str, Any]:
+    """A log line's JSON object; CodecError when it is not one."""
     try:
         document = parse_json(text)
     except ValueError as error:
         raise CodecError(json_problem(error)) from None
-    fields = _object(document, "line")
+    return _object(document, "line")
+
+
+def step_from_fields(
+    fields: dict[str, Any],
+) -> tuple[SchedulerState, BatchPlan | None, int | None]:
+    """The state, plan (None when null) and token budget of a line's object (`line_fields`);
+    other keys are not read."""
     budget = _field(fields, "token_budget", "line")
     if budget is not None and (type(budget) is not int or budget < 1):
         raise CodecError(f"token_budget: must be an int >= 1 or null, got {budget!r}")
-    return (
-        state_from_dict(_field(fields, "state", "line")),
-        plan_from_dict(_field(fields, "plan", "line")),
-        budget,
-    )
+    state = state_from_dict(_field(fields, "state", "line"))
+    plan = _field(fields, "plan", "line")
+    return state, None if plan is None else plan_from_dict(plan), budget
+
+
+def parse_step(text: str) -> tuple[SchedulerState, BatchPlan | None, int | None]:
+    """A log line back into its state, plan and token budget, the plan None when the line's
+    is null (a step the engine scheduled without one); CodecError or InvalidRecordError (both
+    SlidingPolicyError) when malformed. Keys beyond these three are ignored (a step trace's
+    are read by `slidingpolicy.step_trace`)."""
+    return step_from_fields(line_fields(text))
+
+
+def parse_line(text: str) -> tuple[SchedulerState, BatchPlan, int | None]:
+    """`parse_step` of a line that must hold a plan (CodecError when its plan is null)."""
+    state, plan, budget = parse_step(text)
+    if plan is None:
+        raise CodecError("plan: must be a JSON object, got null")
+    return state, plan, budget

@@ -42,3 +42,8 @@ class PolicyLabelError(SlidingPolicyError):
 class RayUnavailableError(SlidingPolicyError):
     """Trials were asked to run on Ray, which is not installed or not reachable at the address
     given; the message says which, and how to install the extra."""
+
+
+class EngineError(SlidingPolicyError):
+    """A serving engine that cannot be reached, does not start, or answers a request with an
+    error; the message names the engine's address or command and what went wrong."""

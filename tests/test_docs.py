@@ -49,3 +49,34 @@ def test_page_examples_run(page: Path) -> None:
     namespace: dict[str, object] = {"__name__": f"docs.{page.stem}"}
     for source, name in python_blocks(page):
         exec(compile(source, name, "exec"), namespace)
+
+
+CITED = re.compile(r"\beq(?:s?\.|uations?) ?(\d+)(?:[–-](\d+))?")
+STATED = re.compile(r"^\*\*\((\d+)\)", re.M)
+SOURCES = [
+    *DOCS.glob("*.md"),
+    *(DOCS / "algorithms").glob("*.md"),
+    ROOT / "README.md",
+    *(ROOT / "slidingpolicy").rglob("*.py"),
+]
+
+
+def test_every_equation_cited_is_stated_on_the_equations_page() -> None:
+    """The docs and the code cite equations by number; the equations page states each one,
+    so no reader needs a source outside the repository and the paper."""
+    stated = {int(n) for n in STATED.findall((DOCS / "algorithms" / "equations.md").read_text())}
+    cited: dict[int, str] = {}
+    for path in SOURCES:
+        for first, last in CITED.findall(path.read_text()):
+            for n in range(int(first), int(last or first) + 1):
+                cited.setdefault(n, str(path.relative_to(ROOT)))
+    missing = {n: where for n, where in cited.items() if n not in stated}
+    assert not missing, f"equations cited but not stated: {missing}"
+
+
+def test_nothing_cites_the_technical_note() -> None:
+    """Readers have the paper, not the note a developer read it through."""
+    for path in [*SOURCES, *(DOCS / "report").glob("*.md"), *(ROOT / "proofs").glob("*.md")]:
+        text = path.read_text()
+        for phrase in ("the note", "note's", "slidingserve-notes"):
+            assert phrase not in text.lower(), f"{path.relative_to(ROOT)} cites {phrase!r}"

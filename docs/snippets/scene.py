@@ -1,6 +1,6 @@
 from slidingpolicy import LatencyPredictor, LinearModel, Request, SchedulerState
 
-# The note's §5 at its planning instant (t = 0 here; only slacks matter).
+# The worked example's scene at its planning instant (t = 0 here; only slacks matter).
 # T̂ = 8 ms + 0.1 ms per decode + 0.02 ms per prefill token, in every scenario (eq. 6).
 toy = LinearModel(0.008, (0, 0, 0, 1e-4, 0, 2e-5, 0))
 predictor = LatencyPredictor(toy, toy, toy, fallback=toy)

@@ -15,12 +15,18 @@ from typing import Annotated, NoReturn
 
 import typer
 
+from slidingpolicy.cli.bound import bound
 from slidingpolicy.cli.calibrate import fit, profile
 from slidingpolicy.cli.capacity import capacity
 from slidingpolicy.cli.check import check
 from slidingpolicy.cli.demo import demo
+from slidingpolicy.cli.explain import explain_command
+from slidingpolicy.cli.fidelity import replay_fidelity
 from slidingpolicy.cli.options import EXIT_BAD_INPUT, EXIT_INTERRUPTED
-from slidingpolicy.cli.output import console
+from slidingpolicy.cli.output import ARGV, console
+from slidingpolicy.cli.plain import PlainCommand, PlainGroup
+from slidingpolicy.cli.policies import policies
+from slidingpolicy.cli.replay import replay
 from slidingpolicy.cli.reproduce import reproduce
 from slidingpolicy.cli.signals import Stopped, stopping_on_signals
 from slidingpolicy.cli.simulate import simulate
@@ -38,15 +44,18 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    rich_markup_mode="rich",
+    cls=PlainGroup,
 )
+"""The app; its help and every command's print as written (`cli.plain`)."""
 
 
 def version_callback(show: bool) -> None:
     """Print the package's version and stop."""
     if show:
-        from importlib.metadata import version
+        from slidingpolicy import __version__
 
-        console.print(f"slidingpolicy {version('slidingpolicy')}")
+        console.print(f"slidingpolicy {__version__}")
         raise typer.Exit(0)
 
 
@@ -66,29 +75,19 @@ def options(
     """Simulate SLO-aware LLM scheduling policies (SlidingServe and its baselines)."""
 
 
-def policies() -> None:
-    """List the registered policies, one line on each."""
-    from rich.table import Table
-
-    from slidingpolicy.policies import names, summary
-
-    table = Table(box=None, show_header=False, pad_edge=False)
-    table.add_column("policy", no_wrap=True, style="bold")
-    table.add_column("what it is")
-    for name in names():
-        table.add_row(name, summary(name))
-    console.print(table)
-
-
-app.command()(demo)
-app.command()(simulate)
-app.command()(capacity)
-app.command(name="sweep")(sweep_command)
-app.command()(reproduce)
-app.command()(profile)
-app.command()(fit)
-app.command()(check)
-app.command()(policies)
+app.command(cls=PlainCommand)(demo)
+app.command(cls=PlainCommand)(simulate)
+app.command(cls=PlainCommand)(capacity)
+app.command(cls=PlainCommand)(bound)
+app.command(name="sweep", cls=PlainCommand)(sweep_command)
+app.command(cls=PlainCommand)(reproduce)
+app.command(cls=PlainCommand)(replay)
+app.command(name="replay-fidelity", cls=PlainCommand)(replay_fidelity)
+app.command(cls=PlainCommand)(profile)
+app.command(cls=PlainCommand)(fit)
+app.command(cls=PlainCommand)(check)
+app.command(name="explain", cls=PlainCommand)(explain_command)
+app.command(cls=PlainCommand)(policies)
 
 
 def _fail(message: str) -> NoReturn:
@@ -104,7 +103,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     if not args:
         args = ["--help"]
     try:
-        with stopping_on_signals(), command.make_context("slidingpolicy", args) as context:
+        with stopping_on_signals(), command.make_context("slidingpolicy", list(args)) as context:
+            context.meta[ARGV] = ["slidingpolicy", *args]
             command.invoke(context)
     except typer.Exit as done:
         sys.exit(done.exit_code)

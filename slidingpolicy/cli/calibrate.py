@@ -102,6 +102,15 @@ def fit(
     samples: Annotated[
         Path | None, typer.Option("--samples", help="Samples file from `profile` (JSONL).")
     ] = None,
+    trace: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--trace",
+            help="A step trace (JSONL: each step's batch and measured latency, as the vLLM "
+            "adapter's trace or `simulate --log` writes it): fit that engine's predictor. "
+            "Repeat for several traces.",
+        ),
+    ] = None,
     out: Annotated[
         Path | None, typer.Option("--out", "-o", help="Write the fitted predictor here (JSON).")
     ] = None,
@@ -130,7 +139,11 @@ def fit(
         ),
     ] = None,
 ) -> None:
-    """Calibrate the latency predictor; print MAE, RMSE and R² per scenario on held-out samples."""
+    """Calibrate the latency predictor; print MAE, RMSE and R² per scenario on held-out samples.
+
+    From --samples (a `profile` file), from --trace (a real engine's steps; the last
+    --holdout of them held out), or else from samples of --hardware/--model/--tp.
+    """
     from slidingpolicy.engine.profiling import DEFAULT_SAMPLES
     from slidingpolicy.engine.profiling import profile as sample_hardware
     from slidingpolicy.engine.profiling import write_default as write_packaged
@@ -139,17 +152,20 @@ def fit(
 
     if not 0.0 < holdout < 1.0:
         raise CliError(f"--holdout={holdout} must be between 0 and 1")
+    if samples is not None and trace:
+        raise CliError("give --samples or --trace, not both")
     if out is not None:
         writable_file(out, "--out")
     if write_default:
         path = write_packaged(gpu, model, tp)
         console.print(f"wrote the default predictor {path}")
     hardware = HardwareSpec(gpu, model, tp).build()
-    data = (
-        read_samples(samples)
-        if samples is not None
-        else sample_hardware(hardware, DEFAULT_SAMPLES, seed + 1)
-    )
+    if trace:
+        data = _trace_samples(trace)
+    elif samples is not None:
+        data = read_samples(samples)
+    else:
+        data = sample_hardware(hardware, DEFAULT_SAMPLES, seed + 1)
     cut = max(1, int(len(data) * (1.0 - holdout)))
     if cut >= len(data):
         raise CliError(f"{len(data)} samples leave none held out")
@@ -159,12 +175,23 @@ def fit(
             f"{FEW_SAMPLES} falls back to the global model, and the held-out error means little "
             f"(`profile` times {DEFAULT_SAMPLES} by default)[/yellow]"
         )
-    source = str(samples) if samples else hardware.name
+    source = ",".join(map(str, trace)) if trace else str(samples) if samples else hardware.name
     predictor = fit_predictor(data[:cut], source=source, tile=tile)
     if out is not None:
         predictor.save(out)
         console.print(f"wrote {out}")
     _print_errors(predictor, data[cut:], len(data))
+
+
+def _trace_samples(paths: list[Path]) -> list[Any]:
+    """The (batch, latency) samples of step traces, saying which steps gave none."""
+    from slidingpolicy.step_trace import read_samples as read_trace
+
+    found = read_trace(paths)
+    skipped = found.describe_skipped()
+    if skipped:
+        console.print(f"{skipped}: not fitted")
+    return list(found.samples)
 
 
 def _print_errors(predictor: Any, held: list[Any], total: int) -> None:

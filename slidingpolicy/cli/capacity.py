@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -16,18 +17,21 @@ from slidingpolicy.cli.options import (
     CliError,
     GpuOpt,
     HardwareChoice,
+    HardwareTraceOpt,
+    KvTokensOpt,
     ModelOpt,
     OutOpt,
     PoliciesOpt,
     PredictorOpt,
     ProfileOpt,
     RayOpt,
-    RequestsOpt,
     SeedOpt,
     SeedsOpt,
     SloScaleOpt,
     TiersOpt,
     TpOpt,
+    TraceOpt,
+    TrialRequestsOpt,
     WorkersOpt,
     WorkloadChoice,
     WorkloadOpt,
@@ -35,20 +39,26 @@ from slidingpolicy.cli.options import (
     run_spec,
     writable_folder,
 )
-from slidingpolicy.cli.output import console, fmt, progress, trying
+from slidingpolicy.cli.output import can_plot, command_line, console, fmt, pct, progress, trying
 
 if TYPE_CHECKING:
+    from slidingpolicy.bound.fluid import FluidBound
     from slidingpolicy.engine.capacity import CapacityResult, CapacitySpread
+    from slidingpolicy.engine.sweep import RunSpec, RunSummary
 
 
 def capacity(
+    context: typer.Context,
     policy: PoliciesOpt = "slidingserve",
     gpu: GpuOpt = "rtx3090",
     model: ModelOpt = "qwen2.5-7b",
     tp: TpOpt = 2,
     profile: ProfileOpt = None,
+    hardware_trace: HardwareTraceOpt = None,
+    kv_tokens: KvTokensOpt = None,
     workload: WorkloadOpt = "mixed-v1",
-    requests: RequestsOpt = TRIAL_REQUESTS,
+    trace: TraceOpt = None,
+    requests: TrialRequestsOpt = None,
     seed: SeedOpt = 0,
     seeds: SeedsOpt = TRIAL_SEEDS,
     slo_scale: SloScaleOpt = 1.0,
@@ -68,15 +78,23 @@ def capacity(
 ) -> None:
     """Find each policy's capacity: the highest Poisson rate with ≥99% SLO attainment.
 
+    With a --trace, the rate tried rescales the trace's recorded arrival times to that mean
+    rate (see --trace); a trace without times arrives as a Poisson process at the rate.
+
     The search brackets the rate, then bisects until the lowest failing rate is within 2.5%
-    (the search precision) of the highest passing one. Writes results.json, capacity.csv and
-    capacity.png under OUT.
+    (the search precision) of the highest passing one. Writes results.json, timings.json
+    (each trial's wall-clock and CPU figures), capacity.csv and capacity.png under OUT.
     """
     import attrs
 
     from slidingpolicy.engine.capacity import MAX_RATE, MIN_RATE, PRECISION, capacities, spreads
-    from slidingpolicy.engine.plots import plot_capacity
-    from slidingpolicy.engine.results import capacity_rows, write_csv, write_json
+    from slidingpolicy.engine.results import (
+        capacity_rows,
+        trial_timings,
+        write_csv,
+        write_json,
+        write_results,
+    )
 
     chosen = parse_policies(policy)
     if not MIN_RATE <= start <= MAX_RATE:
@@ -87,12 +105,16 @@ def capacity(
     writable_folder(out)
     checked = run_spec(
         chosen[0],
-        HardwareChoice(gpu, model, tp, profile),
-        WorkloadChoice(workload, requests, seed, slo_scale=slo_scale, slo_tiers=slo_tiers),
+        HardwareChoice(gpu, model, tp, profile, tuple(hardware_trace or ()), kv_tokens),
+        WorkloadChoice(
+            workload, requests, seed, trace, slo_scale, slo_tiers, fallback=TRIAL_REQUESTS
+        ),
         predictor=predictor,
     )
     base = checked.spec
     bases = [attrs.evolve(base.with_policy(p), seed=seed + j) for p in chosen for j in range(seeds)]
+    ran: list[RunSummary] = []
+    started = time.perf_counter()
     with progress("capacity search", len(bases)) as ticker:
         found = capacities(
             bases,
@@ -101,17 +123,32 @@ def capacity(
             on_done=lambda _: ticker(1),
             on_round=lambda trials: ticker.note(trying(trials)),
             ray=ray,
+            on_trial=ran.append,
         )
-    write_json(
-        out / "results.json", {"base": base.to_dict(), "capacity": [c.to_dict() for c in found]}
+    write_json(out / "timings.json", trial_timings(ran, time.perf_counter() - started))
+    limit = limit_of(base)
+    write_results(
+        out / "results.json",
+        {
+            "base": base.to_dict(),
+            "capacity": [c.to_dict() for c in found],
+            "bound": None if limit is None else limit.to_dict(),
+        },
+        command_line(context),
     )
     write_csv(out / "capacity.csv", capacity_rows(found))
     hardware = checked.hardware.name
     spread = spreads(found)
-    trial = f"{requests} requests per trial, {seeds} seed{'s' if seeds > 1 else ''}"
-    title = f"capacity on {workload}, {hardware}, {trial}"
-    plot_capacity({s.policy: list(s.capacities) for s in spread}, out / "capacity.png", title)
+    n = base.workload.requests
+    trial = f"{n} requests per trial, {seeds} seed{'s' if seeds > 1 else ''}"
+    title = f"capacity on {base.workload.label}, {hardware}, {trial}"
+    if can_plot():
+        from slidingpolicy.engine.plots import plot_capacity
+
+        plot_capacity({s.policy: list(s.capacities) for s in spread}, out / "capacity.png", title)
     console.print(capacity_table(found, spread, seeds, title))
+    for line in bound_lines(spread, limit):
+        console.print(line)
     if seeds > 1:
         console.print(
             f"capacity: the mean over the seeds of the highest passing rate (each within "
@@ -122,7 +159,7 @@ def capacity(
             "capacity: highest passing rate; lowest failing: the lowest rate above it that "
             f"missed 99% (within {100 * PRECISION:g}%, the search precision)"
         )
-    console.print(f"results in {out}/ (results.json, capacity.csv, capacity.png)")
+    console.print(f"results in {out}/ (results.json, timings.json, capacity.csv, capacity.png)")
 
 
 def capacity_table(
@@ -144,3 +181,40 @@ def capacity_table(
         trials = str(sum(len(c.trials) for c in mine))
         table.add_row(escape(s.policy), fmt(s.mean, 3), extra, trials)
     return table
+
+
+def shares_line(spread: Sequence[CapacitySpread], bound: float) -> str:
+    """Each policy's mean capacity as a share of the bound, highest first."""
+    from slidingpolicy.bound.limits import share
+
+    ranked = sorted(spread, key=lambda s: -s.mean)
+    return "of the bound: " + ", ".join(
+        f"{escape(s.policy)} {pct(share(s.mean, bound))}" for s in ranked
+    )
+
+
+def limit_of(base: RunSpec) -> FluidBound | None:
+    """The bound of the run's workload on its hardware (`slidingpolicy bound`); None for a
+    hardware model the bound does not read (a real engine's step trace)."""
+    from slidingpolicy.bound import limits
+    from slidingpolicy.errors import InvalidRecordError
+
+    try:
+        return limits.limit_of(base)
+    except InvalidRecordError:
+        return None
+
+
+def bound_lines(spread: Sequence[CapacitySpread], limit: FluidBound | None) -> list[str]:
+    """The shares, and what they divide by (or why there is no bound)."""
+    if limit is None:
+        return [
+            "bound: none for a step trace's hardware model (the bound reads the roofline-based "
+            "models; proofs/bound.md)"
+        ]
+    return [
+        shares_line(spread, limit.bound),
+        f"bound: {fmt(limit.bound, 3)} req/s, the highest Poisson rate at which 99% of requests "
+        f"could meet their SLOs on this hardware, whatever the policy (binding: "
+        f"{', '.join(limit.binding)}; `slidingpolicy bound` explains it)",
+    ]

@@ -1,6 +1,7 @@
 """`slidingpolicy check`: a recorded run's plans checked against the invariants.
 
-The log format is documented in docs/checker.md (and `slidingpolicy.codec`).
+It reads a (state, plan) log or a step trace, whose lines carry the batch that ran and its
+latency too (docs/checker.md, `slidingpolicy.codec`, `slidingpolicy.step_trace`).
 """
 
 from __future__ import annotations
@@ -20,13 +21,19 @@ from slidingpolicy.errors import SlidingPolicyError
 
 EXIT_BROKEN = 1
 LOG_FORMAT = (
-    'expected JSONL, one {"state": ..., "plan": ..., "token_budget": int | null} per line '
-    "(docs/checker.md)"
+    'expected JSONL, one {"state": ..., "plan": ... | null, "token_budget": int | null} per '
+    'line, with "scheduled", "fallback" and "latency" in a step trace (docs/checker.md)'
 )
 
 
 def check(
-    log: Annotated[Path, typer.Argument(help="JSONL log of (state, plan) pairs, from any engine.")],
+    log: Annotated[
+        Path,
+        typer.Argument(
+            metavar="LOG",
+            help="JSONL log of (state, plan) pairs, or a step trace, from any engine.",
+        ),
+    ],
     predictor: Annotated[
         Path | None,
         typer.Option(
@@ -74,23 +81,28 @@ def check(
 
     Invariants 6 and 7 compare the plan's predicted latency with deadlines: give --predictor
     or --hardware/--model/--tp to recompute it from the batch instead of trusting the log.
-    Exit 0 when every plan holds, 1 when some break an invariant, 2 when the log has malformed
-    lines (or none at all), 3 when it has both.
+    A step with no plan (the engine scheduled it itself; its "fallback" says why) is counted,
+    not checked. Exit 0 when every plan holds, 1 when some break an invariant, 2 when the log
+    has malformed lines (or none at all), 3 when it has both.
     """
     from slidingpolicy._parse import MAX_JSON_LINE, lines
-    from slidingpolicy.codec import parse_line
     from slidingpolicy.invariants import check_plan
+    from slidingpolicy.step_trace import parse_step
 
     judge = _predictor(predictor, gpu, model, tp)
-    plans = broken = malformed = unbudgeted = 0
+    plans = broken = malformed = unbudgeted = unplanned = 0
     for number, line in lines(log, CliError, LOG_FORMAT, MAX_JSON_LINE, limit=None):
         if not line.strip():
             continue
         try:
-            state, plan, budget = parse_line(line)
+            step = parse_step(line)
         except SlidingPolicyError as error:
             malformed += 1
             print(f"{log}:{number}: malformed: {error}", file=sys.stderr)
+            continue
+        state, plan, budget = step.state, step.plan, step.token_budget
+        if plan is None:
+            unplanned += 1
             continue
         plans += 1
         unbudgeted += budget is None
@@ -99,11 +111,13 @@ def check(
             broken += 1
             for v in violations:
                 print(f"{log}:{number}: t={state.now:.6f}s {v}")
-    if plans == 0 and malformed == 0:
+    if plans == 0 and malformed == 0 and unplanned == 0:
         raise CliError(f"{log}: no plans to check (the log is empty); {LOG_FORMAT}")
     console.print(
         f"{plans} plans checked: {broken} break an invariant, {malformed} malformed lines"
     )
+    if unplanned:
+        console.print(f"{unplanned} steps without a plan (scheduled by the engine itself)")
     if unbudgeted:
         console.print(
             f"[yellow]{unbudgeted} plans have token_budget null: invariant 4 not checked[/yellow]"

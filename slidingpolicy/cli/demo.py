@@ -11,6 +11,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
+from slidingpolicy.cli.capacity import bound_lines, limit_of
 from slidingpolicy.cli.options import (
     TRIAL_SEEDS,
     HardwareChoice,
@@ -22,7 +23,7 @@ from slidingpolicy.cli.options import (
     run_spec,
     writable_folder,
 )
-from slidingpolicy.cli.output import console, fmt, pct, progress, trying
+from slidingpolicy.cli.output import can_plot, command_line, console, fmt, pct, progress, trying
 
 DEMO_REQUESTS = 600
 """Requests per run in the demo, to finish in under two minutes on two cores (1000 take
@@ -35,6 +36,7 @@ if TYPE_CHECKING:
 
 
 def demo(
+    context: typer.Context,
     out: OutOpt = Path("results"),
     requests: Annotated[int, typer.Option("--requests", "-n", help="Requests per run.")] = (
         DEMO_REQUESTS
@@ -49,7 +51,6 @@ def demo(
     min–max); a table on screen, JSON, CSV and PNG under OUT/demo.
     """
     from slidingpolicy.engine.capacity import spreads
-    from slidingpolicy.engine.plots import plot_capacity, plot_sweep
     from slidingpolicy.engine.results import (
         capacity_rows,
         runs_document,
@@ -57,6 +58,7 @@ def demo(
         timings_document,
         write_csv,
         write_json,
+        write_results,
     )
     from slidingpolicy.engine.sweep import sweep
     from slidingpolicy.policies import names
@@ -74,23 +76,34 @@ def demo(
     with progress("rate sweep", len(policies) * len(rates)) as ticker:
         runs = sweep(base, policies, rates, workers, on_done=lambda _: ticker(1))
     found = demo_capacities(base, policies, runs, seeds, workers)
-    write_json(
+    limit = limit_of(base)
+    write_results(
         folder / "results.json",
-        {**runs_document(runs), "capacity": [c.to_dict() for c in found]},
+        {
+            **runs_document(runs),
+            "capacity": [c.to_dict() for c in found],
+            "bound": None if limit is None else limit.to_dict(),
+        },
+        command_line(context),
     )
     write_json(folder / "timings.json", timings_document(runs))
     write_csv(folder / "sweep.csv", sweep_rows(runs))
     write_csv(folder / "capacity.csv", capacity_rows(found))
     setup = f"mixed-v1, qwen2.5-7b on 2× RTX 3090, {requests} requests per run"
     trial = f"{requests} requests per trial, {seeds} seed{'s' if seeds > 1 else ''}"
-    plot_sweep(runs, folder / "sweep.png", setup)
     spread = spreads(found)
-    plot_capacity(
-        {s.policy: list(s.capacities) for s in spread},
-        folder / "capacity.png",
-        f"capacity on mixed-v1, qwen2.5-7b on 2× RTX 3090, {trial}",
-    )
+    if can_plot():
+        from slidingpolicy.engine.plots import plot_capacity, plot_sweep
+
+        plot_sweep(runs, folder / "sweep.png", setup)
+        plot_capacity(
+            {s.policy: list(s.capacities) for s in spread},
+            folder / "capacity.png",
+            f"capacity on mixed-v1, qwen2.5-7b on 2× RTX 3090, {trial}",
+        )
     console.print(demo_table(rates, runs, spread, f"{setup}; capacity over {seeds} seeds"))
+    for line in bound_lines(spread, limit):
+        console.print(line)
     console.print(
         f"results in {folder}/ (results.json, sweep.csv, capacity.csv, sweep.png, capacity.png)"
         f" — {time.perf_counter() - started:.0f} s"
@@ -135,7 +148,7 @@ def demo_table(
 ) -> Table:
     """Capacity (mean and min–max over the seeds) and attainment at each rate, one row per
     policy, highest mean capacity first; two-line headers so that it reads at 80 columns
-    (tail latencies are in sweep.csv)."""
+    (tail latencies are in sweep.csv; the share of the bound on the line below)."""
     table = Table(title=title)
     table.add_column("policy", no_wrap=True)
     table.add_column("capacity\n(req/s)", justify="right", no_wrap=True)

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from slidingpolicy.engine.sweep import RunSpec
     from slidingpolicy.hardware import HardwareModel
     from slidingpolicy.policy import Policy
-    from slidingpolicy.workloads import Poisson, TraceTimes, Workload
+    from slidingpolicy.workloads import Poisson, Trace, TraceTimes, Workload
 
 EXIT_BAD_INPUT = 2
 EXIT_INTERRUPTED = 130
@@ -66,11 +66,32 @@ ProfileOpt = Annotated[
         rich_help_panel="Hardware",
     ),
 ]
+HardwareTraceOpt = Annotated[
+    list[Path] | None,
+    typer.Option(
+        "--hardware-trace",
+        help="A real engine's step trace (JSONL: each step's batch and measured latency, as the "
+        "vLLM adapter's trace or `simulate --log` writes it): run on that engine's measured "
+        "latency and noise instead of --hardware/--model/--tp. Repeat for several traces.",
+        rich_help_panel="Hardware",
+    ),
+]
+KvTokensOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--kv-tokens",
+        min=16,
+        help="KV cache size in tokens (default: the hardware model's; with --hardware-trace, "
+        "unlimited: give the engine's own, e.g. vLLM's 'KV cache size: N tokens').",
+        rich_help_panel="Hardware",
+    ),
+]
 WorkloadOpt = Annotated[
     str,
     typer.Option(
         "--workload",
-        help="Synthetic workload: sharegpt, arxiv, mixed-v1 (3:1) or mixed-v2 (5:1).",
+        help="Synthetic workload: sharegpt, arxiv, mixed-v1 (3:1), mixed-v2 (5:1), or "
+        "cpu-mixed (short chat and documents 7:3, sized for a CPU engine).",
         rich_help_panel="Workload",
     ),
 ]
@@ -78,19 +99,29 @@ TraceOpt = Annotated[
     Path | None,
     typer.Option(
         "--trace",
-        help="Trace CSV (Vidur/Sarathi or Azure format) instead of --workload.",
+        help="Trace CSV (Vidur/Sarathi or Azure format) instead of --workload, read once (a "
+        "pipe or /dev/stdin works). Its recorded arrival times are replayed, or rescaled to a "
+        "rate: t_i · (n − 1) / (t_{n−1} · rate), the same pattern at that mean rate; a trace "
+        "without times arrives as a Poisson process at the rate.",
         rich_help_panel="Workload",
     ),
 ]
-RequestsOpt = Annotated[
-    int,
-    typer.Option(
+
+
+def requests_option(default: int, per: str = "run") -> Any:
+    """--requests, whose default is `default` requests per `per`, or the whole --trace."""
+    return typer.Option(
         "--requests",
         "-n",
-        help=f"Requests per run (at most {MAX_REQUESTS:,}).",
+        show_default=False,
+        help=f"Requests per {per} [default: {default}, or every request of a --trace] "
+        f"(at most {MAX_REQUESTS:,}).",
         rich_help_panel="Workload",
-    ),
-]
+    )
+
+
+RequestsOpt = Annotated[int | None, requests_option(300)]
+TrialRequestsOpt = Annotated[int | None, requests_option(TRIAL_REQUESTS, "trial")]
 SeedsOpt = Annotated[
     int,
     typer.Option(
@@ -221,19 +252,18 @@ def writable_file(path: Path, option: str) -> None:
     writable_folder(path.parent, option)
 
 
-def arrivals_of(rate: float | None, trace: Path | None, requests: int) -> Poisson | TraceTimes:
+def arrivals_of(rate: float | None, recorded: Trace | None, requests: int) -> Poisson | TraceTimes:
     """The arrival process: Poisson at --rate (default 1/s) for a synthetic workload or a trace
     without times; a trace's recorded times, rescaled to --rate only when it is given."""
-    from slidingpolicy.workloads import Poisson, TraceTimes, load_trace
+    from slidingpolicy.workloads import Poisson, TraceTimes
 
     if rate is not None and not _within_rates(rate):
         raise CliError(f"--rate={rate:g} must be {RATE_RANGE}")
-    if trace is None:
+    if recorded is None:
         return Poisson(DEFAULT_RATE if rate is None else rate)
-    recorded = load_trace(trace)
     if requests > len(recorded):
         raise CliError(
-            f"--requests={requests} but {trace} holds {len(recorded)} requests; "
+            f"--requests={requests} but {recorded.path} holds {len(recorded)} requests; "
             f"pass --requests {len(recorded)} or fewer"
         )
     if recorded.arrivals is None:
@@ -243,25 +273,30 @@ def arrivals_of(rate: float | None, trace: Path | None, requests: int) -> Poisso
 
 @attrs.frozen(slots=True)
 class HardwareChoice:
-    """--hardware, --model, --tp and --profile, as given."""
+    """--hardware, --model, --tp, --profile, --hardware-trace and --kv-tokens, as given."""
 
     gpu: str
     model: str
     tp: int
     profile: Path | None = None
+    trace: tuple[Path, ...] = ()
+    kv_tokens: int | None = None
 
 
 @attrs.frozen(slots=True)
 class WorkloadChoice:
-    """--workload (or --trace), --requests, --seed, --slo-scale, --slo-tiers and --rate."""
+    """--workload (or --trace), --requests, --seed, --slo-scale, --slo-tiers and --rate;
+    `fallback` is the command's number of requests when --requests is not given (with a
+    --trace, every request of it)."""
 
     workload: str
-    requests: int
+    requests: int | None
     seed: int
     trace: Path | None = None
     slo_scale: float = 1.0
     slo_tiers: bool = False
     rate: float | None = None
+    fallback: int = 300
 
 
 @attrs.frozen(slots=True)
@@ -289,27 +324,36 @@ def run_spec(
     from slidingpolicy.engine.sweep import predictor_of
     from slidingpolicy.policies import by_name, names
     from slidingpolicy.policies.labels import parse_label
-    from slidingpolicy.workloads import workload_names
+    from slidingpolicy.workloads import load_trace, workload_names
 
     name, options = parse_label(policy)
     check_known("policy", name, names())
     w = workload
+    recorded = None
     if w.trace is None:
         check_known("workload", w.workload, workload_names())
-    check_requests(w.requests)
+    else:
+        recorded = load_trace(w.trace)
+    requests = w.requests
+    if requests is None:
+        requests = w.fallback if recorded is None else len(recorded)
+    check_requests(requests)
     profile = None if hardware.profile is None else str(hardware.profile)
-    hardware_spec = HardwareSpec(hardware.gpu, hardware.model, hardware.tp, profile)
+    traces = tuple(str(t) for t in hardware.trace)
+    hardware_spec = HardwareSpec(hardware.gpu, hardware.model, hardware.tp, profile, trace=traces)
     model = hardware_spec.build()
-    arrivals = arrivals_of(w.rate, w.trace, w.requests)
+    arrivals = arrivals_of(w.rate, recorded, requests)
     trace = None if w.trace is None else str(w.trace)
     spec = RunSpec(
         policy=name,
         policy_options=options,
         hardware=hardware_spec,
-        workload=WorkloadSpec(w.workload, w.requests, trace, w.slo_scale, w.slo_tiers),
+        workload=WorkloadSpec(
+            w.workload, requests, trace, w.slo_scale, w.slo_tiers, recorded=recorded
+        ),
         arrivals=arrivals,
         seed=w.seed,
-        options=EngineOptions(strict=strict),
+        options=EngineOptions(strict=strict, kv_capacity_tokens=hardware.kv_tokens),
         predictor=None if predictor is None else str(predictor),
     )
     built = by_name(name, predictor_of(spec), **dict(options))

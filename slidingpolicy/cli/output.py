@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+import sys
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from importlib.util import find_spec
 
+import typer
 from rich.console import Console
 from rich.markup import escape
 from rich.progress import (
@@ -19,6 +22,33 @@ from rich.progress import (
 
 console = Console()
 err_console = Console(stderr=True)
+PLOTS_EXTRA = "pip install 'slidingpolicy[plots]'"
+"""The install command that brings matplotlib, for the PNG figures."""
+
+
+ARGV = "slidingpolicy.argv"
+"""The key under which `main` keeps the command line in the click context's `meta`."""
+
+
+def command_line(context: typer.Context) -> list[str]:
+    """The command line that runs the command of `context`, for the provenance of its results:
+    as `main` received it, or this process's arguments when the app was invoked otherwise."""
+    if ARGV in context.meta:
+        return list(context.meta[ARGV])
+    return ["slidingpolicy", *sys.argv[1:]]
+
+
+def can_plot() -> bool:
+    """True when matplotlib (the plots extra) is installed; otherwise say on stderr that the
+    PNG figures are left out, and how to get them."""
+    if find_spec("matplotlib") is not None:
+        return True
+    err_console.print(
+        f"no PNG figures: they need matplotlib, from the plots extra: {PLOTS_EXTRA}",
+        markup=False,
+        highlight=False,
+    )
+    return False
 
 
 class Ticker:
@@ -72,10 +102,24 @@ def fmt(value: float | None, digits: int = 3) -> str:
 
 
 def pct(value: float) -> str:
-    """A fraction as a percentage with one decimal."""
-    return f"{100 * value:.1f}%"
+    """A fraction as a percentage with one decimal; a dash when it is NaN or infinite."""
+    return f"{100 * value:.1f}%" if math.isfinite(value) else "—"
 
 
-def ms(value: float) -> str:
-    """Seconds as whole milliseconds; a dash for NaN."""
-    return "—" if math.isnan(value) else f"{1000 * value:.0f}"
+def number(value: float) -> str:
+    """A value with three significant digits or more (12.3, 4.56, 123, 12345); a dash for
+    NaN or infinity."""
+    if not math.isfinite(value):
+        return "—"
+    size = abs(value)
+    digits = 2 if size < 10 else 1 if size < 100 else 0
+    return f"{value:.{digits}f}"
+
+
+def durations(seconds: Sequence[float]) -> tuple[str, list[str]]:
+    """Durations in the one unit that reads for all of them (`metrics.duration_unit`): the
+    unit's name and each value in it."""
+    from slidingpolicy.engine.metrics import duration_unit
+
+    unit, size = duration_unit(seconds)
+    return unit, [number(value / size) for value in seconds]

@@ -6,6 +6,7 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
+import attrs
 import typer
 from rich.table import Table
 
@@ -13,6 +14,8 @@ from slidingpolicy.cli.options import (
     CheckedRun,
     GpuOpt,
     HardwareChoice,
+    HardwareTraceOpt,
+    KvTokensOpt,
     ModelOpt,
     OutOpt,
     PredictorOpt,
@@ -30,13 +33,16 @@ from slidingpolicy.cli.options import (
     writable_file,
     writable_folder,
 )
-from slidingpolicy.cli.output import console, fmt, ms, pct, progress
+from slidingpolicy.cli.output import can_plot, command_line, console, durations, fmt, pct, progress
 
 if TYPE_CHECKING:
+    from slidingpolicy.engine.metrics import Metrics
     from slidingpolicy.engine.simulator import RunOutput
+    from slidingpolicy.engine.timeline import Timeline
 
 
 def simulate(
+    context: typer.Context,
     policy: Annotated[
         str, typer.Option("--policy", "-p", help="Policy name (see `policies`).")
     ] = "slidingserve",
@@ -56,58 +62,87 @@ def simulate(
     model: ModelOpt = "qwen2.5-7b",
     tp: TpOpt = 2,
     profile: ProfileOpt = None,
+    hardware_trace: HardwareTraceOpt = None,
+    kv_tokens: KvTokensOpt = None,
     workload: WorkloadOpt = "mixed-v1",
     trace: TraceOpt = None,
-    requests: RequestsOpt = 300,
+    requests: RequestsOpt = None,
     seed: SeedOpt = 0,
     slo_scale: SloScaleOpt = 1.0,
     slo_tiers: TiersOpt = False,
     strict: StrictOpt = False,
     predictor: PredictorOpt = None,
     log: Annotated[
-        Path | None, typer.Option("--log", help="Write every (state, plan) as JSONL, for `check`.")
+        Path | None,
+        typer.Option(
+            "--log",
+            help="Write every step as a JSONL step trace (state, plan, the batch that ran, its "
+            "latency), for `check` and `fit --trace`.",
+        ),
+    ] = None,
+    timeline: Annotated[
+        Path | None,
+        typer.Option(
+            "--timeline",
+            help="Write the run's iterations as a Chrome/Perfetto trace (JSON): a track per "
+            "request (queued, prefill chunks, decodes, deadline misses) and one of batches with "
+            "their predicted and actual latency. Open it in ui.perfetto.dev or chrome://tracing.",
+        ),
     ] = None,
     out: OutOpt = Path("results/simulate"),
 ) -> None:
     """Run one policy on one workload and print its SLO attainment and latencies.
 
     Writes results.json, timings.json, requests.csv (one row per request: data set, tier,
-    arrival, lengths, SLOs and outcome) and requests.png under OUT.
+    arrival, lengths, SLOs and outcome) and requests.png under OUT; with --timeline, the
+    run's iterations as a trace for Perfetto.
     """
     writable_folder(out)
     if log is not None:
         writable_file(log, "--log")
+    if timeline is not None:
+        writable_file(timeline, "--timeline")
     checked = run_spec(
         policy,
-        HardwareChoice(gpu, model, tp, profile),
+        HardwareChoice(gpu, model, tp, profile, tuple(hardware_trace or ()), kv_tokens),
         WorkloadChoice(workload, requests, seed, trace, slo_scale, slo_tiers, rate),
         strict,
         predictor,
     )
-    output = run_checked(checked, policy, log)
-    write_results(out, checked, output, policy)
-    console.print(
-        metrics_table(output, f"{policy} on {checked.spec.workload.label}, {requests} requests")
+    recorder = None
+    if timeline is not None:
+        from slidingpolicy.engine.timeline import Timeline
+
+        recorder = Timeline(checked.workload)
+    output = run_checked(checked, policy, log, recorder)
+    if recorder is not None and timeline is not None:
+        recorder.write(timeline, f"{policy} on {checked.spec.workload.label}")
+    write_results(out, checked, output, policy, command_line(context))
+    print_metrics(
+        output,
+        f"{policy} on {checked.spec.workload.label}, {checked.spec.workload.requests} requests",
     )
     if output.stalled:
         console.print("[yellow]stalled: some requests could never be scheduled[/yellow]")
     console.print(f"results in {out}/")
 
 
-def run_checked(checked: CheckedRun, label: str, log: Path | None) -> RunOutput:
-    """Simulate the checked run, with a progress bar, writing every (state, plan) to `log`."""
+def run_checked(
+    checked: CheckedRun, label: str, log: Path | None, timeline: Timeline | None = None
+) -> RunOutput:
+    """Simulate the checked run, with a progress bar, writing every step to `log` (a step
+    trace, `slidingpolicy.step_trace`) and telling `timeline` every iteration."""
     from slidingpolicy._io import replace_atomically
-    from slidingpolicy.codec import log_line
     from slidingpolicy.engine.simulator import simulate as run_engine
 
     spec = checked.spec
     with ExitStack() as stack:
-        on_plan = None
+        on_step = None
         if log is not None:
             handle = stack.enter_context(stack.enter_context(replace_atomically(log)).open("w"))
 
-            def on_plan(state: Any, plan: Any, budget: int) -> None:
-                handle.write(log_line(state, plan, budget) + "\n")
+            def on_step(step: Any) -> None:
+                handle.write(step.to_line() + "\n")
 
         with progress(f"{label}", len(checked.workload)) as advance:
             return run_engine(
@@ -116,19 +151,22 @@ def run_checked(checked: CheckedRun, label: str, log: Path | None) -> RunOutput:
                 checked.hardware,
                 spec.seed,
                 spec.options,
-                on_plan=on_plan,
                 progress=advance,
+                on_step=on_step,
+                timeline=timeline,
             )
 
 
-def write_results(out: Path, checked: CheckedRun, output: RunOutput, label: str) -> None:
-    """results.json, timings.json, requests.csv and requests.png under `out`."""
-    from slidingpolicy.engine.plots import plot_requests
-    from slidingpolicy.engine.results import request_rows, write_csv, write_json
+def write_results(
+    out: Path, checked: CheckedRun, output: RunOutput, label: str, command: list[str]
+) -> None:
+    """results.json (with `command` in its provenance), timings.json, requests.csv and
+    requests.png under `out`."""
+    from slidingpolicy.engine import results
 
     spec, work, m = checked.spec, checked.workload, output.metrics
-    rows = request_rows(work, output.outcome)
-    write_json(
+    rows = results.request_rows(work, output.outcome)
+    results.write_results(
         out / "results.json",
         {
             "spec": spec.to_dict(),
@@ -137,9 +175,14 @@ def write_results(out: Path, checked: CheckedRun, output: RunOutput, label: str)
             "end": output.end,
             "requests": rows,
         },
+        command,
     )
-    write_json(out / "timings.json", output.stats.to_dict())
-    write_csv(out / "requests.csv", rows)
+    results.write_json(out / "timings.json", output.stats.to_dict())
+    results.write_csv(out / "requests.csv", rows)
+    if not can_plot():
+        return
+    from slidingpolicy.engine.plots import plot_requests
+
     plot_requests(
         work,
         output.outcome,
@@ -149,27 +192,67 @@ def write_results(out: Path, checked: CheckedRun, output: RunOutput, label: str)
     )
 
 
+ATTAINMENT_NOTES = (
+    "SLO: the request's every token, the first included, came by its deadline "
+    "a + L_ttft + (k − 1)·L_tbt (eq. 1). A token ahead of its deadline banks slack for the "
+    "next, so a gap longer than L_tbt can still meet every deadline.",
+    "TTFT: the first token came within L_ttft of arrival.",
+    "max gap: no gap between two tokens of the request was longer than L_tbt; stricter than "
+    "the SLO, so it can be far lower than SLO attainment without contradicting it.",
+    "goodput: requests that met their SLO per second of the run (vllm bench serve's request "
+    "goodput); `capacity` finds the highest rate at which 99% meet it.",
+    "latencies: mean, median, standard deviation and nearest-rank p90/p99; TTFT over "
+    "requests that produced a token, TPOT = (last token − first token) / (tokens − 1) and "
+    "E2E = last token − arrival over completed requests, ITL over every gap between tokens.",
+    "late requests: those whose first token missed its TTFT deadline; their TTFT p99 and "
+    "max are what a request waited that a policy served late (- when none was).",
+)
+"""What each attainment and latency on screen means (`engine.metrics`), printed under them."""
+
+
 def metrics_table(output: RunOutput, title: str) -> Table:
-    """The run's attainment, latencies, throughput and engine figures, one per row."""
+    """The run's attainments, goodput, throughput and engine figures, one per row."""
     m = output.metrics
     table = Table(title=title)
     table.add_column("metric")
     table.add_column("value", justify="right")
+    mae_unit, (mae,) = durations([m.predictor_mae])
+    late_unit, late = durations([m.late_ttft_p99, m.late_ttft_max])
     for name, value in (
-        ("SLO attainment (every token on time)", pct(m.attainment)),
-        ("TTFT attainment", pct(m.ttft_attainment)),
-        ("TBT attainment (max gap)", pct(m.tbt_attainment)),
-        (
-            "TTFT p50 / p90 / p99 (ms)",
-            " / ".join(ms(v) for v in (m.ttft_p50, m.ttft_p90, m.ttft_p99)),
-        ),
-        ("TBT p50 / p90 / p99 (ms)", " / ".join(ms(v) for v in (m.tbt_p50, m.tbt_p90, m.tbt_p99))),
-        ("TTFT of late requests p99 / max (ms)", f"{ms(m.late_ttft_p99)} / {ms(m.late_ttft_max)}"),
+        ("SLO attainment (every token by its deadline)¹", pct(m.attainment)),
+        ("TTFT attainment²", pct(m.ttft_attainment)),
+        ("max-gap TBT attainment (no gap above L_tbt)³", pct(m.tbt_attainment)),
+        ("goodput (req/s that met their SLO)⁴", fmt(m.goodput, 3)),
+        (f"TTFT of late requests p99 / max ({late_unit})⁶", " / ".join(late)),
         ("throughput (tokens/s)", fmt(m.token_throughput, 1)),
         ("completed", f"{m.completed}/{m.requests}"),
         ("preemptions", str(m.preemptions)),
-        ("predictor MAE (ms)", ms(m.predictor_mae)),
+        (f"predictor MAE ({mae_unit})", mae),
         ("policy CPU per decision p50 (µs)", fmt(output.stats.policy_cpu_p50 * 1e6, 0)),
     ):
         table.add_row(name, value)
     return table
+
+
+def latency_table(metrics: Metrics) -> Table:
+    """Mean, median, std, p90 and p99 of TTFT, TPOT, ITL and E2E, each row in the unit that
+    reads for it."""
+    from slidingpolicy.engine.metrics import LATENCIES, STAT_NAMES
+
+    table = Table(title="latencies⁵")
+    table.add_column("latency")
+    table.add_column("unit")
+    for stat in STAT_NAMES:
+        table.add_column(stat, justify="right")
+    for key, name in LATENCIES.items():
+        unit, shown = durations(attrs.astuple(metrics.stats(key)))
+        table.add_row(name, unit, *shown)
+    return table
+
+
+def print_metrics(output: RunOutput, title: str) -> None:
+    """Both tables, then what each number means."""
+    console.print(metrics_table(output, title))
+    console.print(latency_table(output.metrics))
+    for mark, note in zip("¹²³⁴⁵⁶", ATTAINMENT_NOTES, strict=True):
+        console.print(f"{mark} {note}", markup=False, highlight=False)

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.markup import escape
@@ -13,17 +14,20 @@ from slidingpolicy.cli.options import (
     TRIAL_REQUESTS,
     GpuOpt,
     HardwareChoice,
+    HardwareTraceOpt,
+    KvTokensOpt,
     ModelOpt,
     OutOpt,
     PoliciesOpt,
     PredictorOpt,
     ProfileOpt,
     RayOpt,
-    RequestsOpt,
     SeedOpt,
     SloScaleOpt,
     TiersOpt,
     TpOpt,
+    TraceOpt,
+    TrialRequestsOpt,
     WorkersOpt,
     WorkloadChoice,
     WorkloadOpt,
@@ -32,10 +36,14 @@ from slidingpolicy.cli.options import (
     run_spec,
     writable_folder,
 )
-from slidingpolicy.cli.output import console, pct, progress
+from slidingpolicy.cli.output import can_plot, command_line, console, durations, pct, progress
+
+if TYPE_CHECKING:
+    from slidingpolicy.engine.sweep import RunSummary
 
 
 def sweep_command(
+    context: typer.Context,
     policy: PoliciesOpt = "all",
     rates: Annotated[
         str, typer.Option("--rates", help="Comma-separated Poisson rates (req/s).")
@@ -44,8 +52,11 @@ def sweep_command(
     model: ModelOpt = "qwen2.5-7b",
     tp: TpOpt = 2,
     profile: ProfileOpt = None,
+    hardware_trace: HardwareTraceOpt = None,
+    kv_tokens: KvTokensOpt = None,
     workload: WorkloadOpt = "mixed-v1",
-    requests: RequestsOpt = TRIAL_REQUESTS,
+    trace: TraceOpt = None,
+    requests: TrialRequestsOpt = None,
     seed: SeedOpt = 0,
     slo_scale: SloScaleOpt = 1.0,
     slo_tiers: TiersOpt = False,
@@ -54,14 +65,18 @@ def sweep_command(
     ray: RayOpt = None,
     out: OutOpt = Path("results/sweep"),
 ) -> None:
-    """Run policies at several request rates; attainment and tail latency per (policy, rate)."""
-    from slidingpolicy.engine.plots import plot_sweep
+    """Run policies at several request rates; attainment and tail latency per (policy, rate).
+
+    With a --trace, each rate rescales the trace's recorded arrival times to that mean rate
+    (see --trace); a trace without times arrives as a Poisson process at each rate.
+    """
     from slidingpolicy.engine.results import (
         runs_document,
         sweep_rows,
         timings_document,
         write_csv,
         write_json,
+        write_results,
     )
     from slidingpolicy.engine.sweep import sweep
 
@@ -70,23 +85,53 @@ def sweep_command(
     writable_folder(out)
     checked = run_spec(
         chosen[0],
-        HardwareChoice(gpu, model, tp, profile),
-        WorkloadChoice(workload, requests, seed, slo_scale=slo_scale, slo_tiers=slo_tiers),
+        HardwareChoice(gpu, model, tp, profile, tuple(hardware_trace or ()), kv_tokens),
+        WorkloadChoice(
+            workload, requests, seed, trace, slo_scale, slo_tiers, fallback=TRIAL_REQUESTS
+        ),
         predictor=predictor,
     )
     base = checked.spec
     with progress("sweep", len(chosen) * len(rate_list)) as ticker:
         runs = sweep(base, chosen, rate_list, workers, on_done=lambda _: ticker(1), ray=ray)
-    write_json(out / "results.json", runs_document(runs))
+    write_results(out / "results.json", runs_document(runs), command_line(context))
     write_json(out / "timings.json", timings_document(runs))
     write_csv(out / "sweep.csv", sweep_rows(runs))
     hardware = checked.hardware.name
-    plot_sweep(runs, out / "sweep.png", f"{workload}, {hardware}, {requests} requests per run")
-    table = Table(title=f"SLO attainment on {workload}")
-    table.add_column("policy", no_wrap=True)
-    for r in rate_list:
-        table.add_column(f"{r:g}/s", justify="right")
-    for p in chosen:
-        table.add_row(escape(p), *(pct(r.metrics.attainment) for r in runs if r.spec.label == p))
-    console.print(table)
+    if can_plot():
+        from slidingpolicy.engine.plots import plot_sweep
+
+        setup = f"{base.workload.label}, {hardware}, {base.workload.requests} requests per run"
+        plot_sweep(runs, out / "sweep.png", setup)
+    console.print(sweep_table(chosen, rate_list, runs, base.workload.label))
+    console.print(
+        "SLO: the share of requests whose every token came by its deadline (eq. 1); p99 TTFT "
+        "and p99 ITL (every gap between tokens, TBT) over the run; mean, median and the rest "
+        "in sweep.csv",
+        markup=False,
+        highlight=False,
+    )
     console.print(f"results in {out}/ (results.json, timings.json, sweep.csv, sweep.png)")
+
+
+def sweep_table(
+    chosen: Sequence[str], rates: Sequence[float], runs: Sequence[RunSummary], workload: str
+) -> Table:
+    """Per policy, at each rate: its SLO attainment, p99 TTFT and p99 ITL, each latency row in
+    the unit that reads for it."""
+    table = Table(title=f"SLO attainment and tail latency on {workload}")
+    table.add_column("policy", no_wrap=True)
+    table.add_column("metric", no_wrap=True)
+    for rate in rates:
+        table.add_column(f"{rate:g}/s", justify="right")
+    for policy in chosen:
+        mine = [r.metrics for r in runs if r.spec.label == policy]
+        table.add_row(escape(policy), "SLO", *(pct(m.attainment) for m in mine))
+        for name, values in (
+            ("p99 TTFT", [m.ttft_p99 for m in mine]),
+            ("p99 ITL", [m.tbt_p99 for m in mine]),
+        ):
+            unit, shown = durations(values)
+            table.add_row("", f"{name} ({unit})", *shown)
+        table.add_section()
+    return table

@@ -27,7 +27,7 @@ import attrs
 
 from slidingpolicy import _validate
 from slidingpolicy.engine.metrics import SLO_TARGET
-from slidingpolicy.engine.sweep import RunSpec, run
+from slidingpolicy.engine.sweep import RunSpec, RunSummary, run
 from slidingpolicy.engine.workers import trial_runner
 from slidingpolicy.errors import InvalidRecordError
 
@@ -111,12 +111,14 @@ def capacities(
     on_round: Callable[[list[tuple[str, float]]], None] | None = None,
     *,
     ray: str | None = None,
+    on_trial: Callable[[RunSummary], None] | None = None,
 ) -> list[CapacityResult]:
     """One capacity search per spec (e.g. one per policy), all over one set of workers: the
     Ray cluster at `ray`, or `workers` local processes (`engine.workers`).
 
     `known[i]` are trials of `bases[i]` already run at full length (same seed and size).
-    `on_round` is told the (policy, rate) trials of each round before they run.
+    `on_round` is told the (policy, rate) trials of each round before they run; `on_trial`
+    gets each trial's summary once it ran (its engine figures: timings).
     """
     if not MIN_RATE <= _validate.positive("capacity search", "start", start) <= MAX_RATE:
         raise InvalidRecordError(
@@ -159,10 +161,31 @@ def capacities(
             got: dict[int, list[float]] = {}
             for (i, r), summary in zip(jobs, summaries, strict=True):
                 trials[i].append((r, summary.metrics.attainment))
+                if on_trial is not None:
+                    on_trial(summary)
                 got.setdefault(i, []).append(summary.metrics.attainment)
             for i, attainments in got.items():
                 advance(i, attainments)
     return [r for r in results if r is not None]
+
+
+def search(
+    attainment: Callable[[float], float],
+    start: float = 1.0,
+    precision: float = PRECISION,
+    target: float = SLO_TARGET,
+) -> tuple[float, float]:
+    """(highest passing, lowest failing) rate of `capacities`' search, run here on a function
+    of the rate (e.g. a bound's attainment): the same rates in the same order, so a function
+    at least the simulated attainment at every rate never ends below the simulated capacity."""
+    rates = _search(start, precision, target, 1, ())
+    try:
+        asked = next(rates)
+        while True:
+            asked = rates.send([attainment(r) for r in asked])
+    except StopIteration as done:
+        passing, failing = done.value
+        return passing, failing
 
 
 def _stopping_early(base: RunSpec, target: float) -> RunSpec:

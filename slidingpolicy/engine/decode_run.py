@@ -8,8 +8,6 @@ stepping, float for float (tested).
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from slidingpolicy.engine.noise import Normals
@@ -27,7 +25,6 @@ runs are short: numpy's overhead per call would dominate them)."""
 def run_times(
     hardware: HardwareModel,
     normals: Normals,
-    sigma: float,
     now: float,
     decodes: int,
     context: int,
@@ -36,16 +33,17 @@ def run_times(
 ) -> tuple[list[float], list[float]]:
     """Token times and noisy latencies of a run of at most `steps` iterations of `decodes`
     decodes from total context `context` at `now`, ending with the first iteration that ends
-    at or after `next_arrival`: what stepping gives (each latency times exp(sigma · z), the
-    clock summed one iteration at a time), priced one by one, then in growing batches."""
-    exp = math.exp
+    at or after `next_arrival`: what stepping gives (each latency with the hardware's noise of
+    the next normal, `with_noise`; the clock summed one iteration at a time), priced one by
+    one, then in growing batches."""
+    noise = hardware.with_noise
     times: list[float] = []
     latencies: list[float] = []
     price = hardware.decode_pricer(decodes)
     for j in range(min(steps, RUN_SCALAR)):
         if times and now >= next_arrival:
             return times, latencies
-        latency = price(context + j * decodes) * exp(sigma * normals.take())
+        latency = noise(price(context + j * decodes), normals.take())
         now += latency
         times.append(now)
         latencies.append(latency)
@@ -55,9 +53,9 @@ def run_times(
     while done < steps:
         k = min(size, steps - done)
         totals = context + np.arange(done, done + k, dtype=np.int64) * decodes
-        base = hardware.decode_latencies(decodes, totals)
-        factors = np.array([exp(sigma * z) for z in normals.peek(k)])
-        noisy_latencies = base * factors
+        base = hardware.decode_latencies(decodes, totals).tolist()
+        noisy = [noise(b, z) for b, z in zip(base, normals.peek(k), strict=True)]
+        noisy_latencies = np.array(noisy)
         clock = np.cumsum(np.concatenate(([now], noisy_latencies)))[1:]
         # Stepping stops before an iteration once the clock has reached the arrival.
         reached = np.flatnonzero(clock >= next_arrival)

@@ -1,8 +1,9 @@
 """The engine's noise: a seeded generator of its own, and its standard normals in order.
 
-An iteration's measured latency is its noise-free latency times exp(sigma · z), z one standard
-normal of the run's generator (as in `hardware.roofline.noisy`), drawn in the order the
-iterations run, whether stepped or advanced in closed form.
+An iteration's measured latency is the hardware's `with_noise` of its noise-free latency and
+one standard normal z of the run's generator (latency · exp(sigma · z) on the log-normal
+models, as in `hardware.roofline.noisy`; a measured ratio at quantile Φ(z) on a traced one),
+z drawn in the order the iterations run, whether stepped or advanced in closed form.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ class Normals:
 
     numpy draws an array of normals one by one from the same stream as single draws, so the
     sequence handed out is exactly that of calling `rng.standard_normal()` each time (tested);
-    the noise is then `latency · exp(sigma · z)`, as in `hardware.roofline.noisy`.
+    the hardware turns each into its noise (`HardwareModel.with_noise`).
     """
 
     def __init__(self, rng: np.random.Generator, block: int = 1024) -> None:

@@ -1,7 +1,9 @@
 """Results on disk: deterministic JSON, CSV tables, and the engine's timings kept apart.
 
-`results.json` holds only what a seed determines (specs, metrics, per-request outcomes), so the
-same seed gives the same bytes; wall-clock and CPU figures go to `timings.json`.
+`results.json` holds what a seed determines (specs, metrics, per-request outcomes), so the
+same seed and command give the same bytes, and its "provenance": the version, the git commit
+and the command line that made it (`engine.provenance`); wall-clock and CPU figures go to
+`timings.json`.
 """
 
 from __future__ import annotations
@@ -17,7 +19,8 @@ import numpy as np
 
 from slidingpolicy._io import replace_atomically, write_text
 from slidingpolicy.engine.capacity import CapacityResult
-from slidingpolicy.engine.metrics import Metrics, RequestOutcome
+from slidingpolicy.engine.metrics import LATENCIES, Metrics, RequestOutcome, stat_fields
+from slidingpolicy.engine.provenance import provenance
 from slidingpolicy.engine.sweep import RunSummary
 from slidingpolicy.workloads import Workload
 
@@ -25,18 +28,15 @@ METRIC_COLUMNS = (
     "attainment",
     "ttft_attainment",
     "tbt_attainment",
-    "ttft_p50",
-    "ttft_p90",
-    "ttft_p99",
-    "tbt_p50",
-    "tbt_p90",
-    "tbt_p99",
+    "goodput",
+    *(field for latency in LATENCIES for field in stat_fields(latency)),
     "token_throughput",
     "request_throughput",
     "completed",
     "preemptions",
     "predictor_mae",
 )
+"""The metrics of a CSV row (`engine.metrics` defines each)."""
 
 
 def _clean(value: Any) -> Any:
@@ -113,6 +113,11 @@ def write_json(path: Path, data: Any) -> None:
     write_text(path, dumps(data))
 
 
+def write_results(path: Path, data: dict[str, Any], command: Sequence[str] | None) -> None:
+    """`data` and its "provenance" (version, commit, `command`) as a results.json at `path`."""
+    write_json(path, {**data, "provenance": provenance(command)})
+
+
 def runs_document(runs: Sequence[RunSummary]) -> dict[str, Any]:
     """The deterministic document of a set of runs."""
     return {"runs": [r.to_dict() for r in runs]}
@@ -122,6 +127,18 @@ def timings_document(runs: Sequence[RunSummary]) -> dict[str, Any]:
     """Wall-clock and CPU figures of the runs (not reproducible; kept apart)."""
     return {
         "runs": [{"policy": r.spec.label, "rate": r.spec.rate, **r.stats.to_dict()} for r in runs]
+    }
+
+
+def trial_timings(trials: Sequence[RunSummary], wall_seconds: float) -> dict[str, Any]:
+    """Wall-clock and CPU figures of a capacity search: each trial's (policy, seed, rate and
+    engine figures) and the whole search's wall-clock time (not reproducible; kept apart)."""
+    return {
+        "wall_seconds": wall_seconds,
+        "trials": [
+            {"policy": t.spec.label, "seed": t.spec.seed, "rate": t.spec.rate, **t.stats.to_dict()}
+            for t in trials
+        ],
     }
 
 

@@ -56,7 +56,7 @@ from __future__ import annotations
 import math
 import time
 from array import array
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, cast
 
 import attrs
@@ -70,8 +70,9 @@ from slidingpolicy.engine.kv import KVCache, blocks_for
 from slidingpolicy.engine.memory import fit_kv
 from slidingpolicy.engine.metrics import Metrics, RequestOutcome, TokenLog, outcome, summarize
 from slidingpolicy.engine.noise import Normals, engine_rng
-from slidingpolicy.engine.observation import observe_decode_run
+from slidingpolicy.engine.observation import decode_iterations, observe_decode_run
 from slidingpolicy.engine.table import RequestTable
+from slidingpolicy.engine.timeline import Timeline
 from slidingpolicy.engine.trusted import trusted_state
 from slidingpolicy.errors import InvalidRecordError
 from slidingpolicy.hardware import HardwareModel
@@ -80,6 +81,7 @@ from slidingpolicy.policy import DecodeRunObserver
 from slidingpolicy.records.plan import Allocation, BatchPlan
 from slidingpolicy.records.request import Request, next_token_deadline
 from slidingpolicy.records.state import SchedulerState, queued_state
+from slidingpolicy.step_trace import DECODE_RUN, TraceStep
 from slidingpolicy.workloads import Workload
 
 __all__ = [
@@ -90,6 +92,7 @@ __all__ = [
     "Probe",
     "RunOutput",
     "StateHook",
+    "StepHook",
     "engine_rng",
     "simulate",
 ]
@@ -167,7 +170,12 @@ class RunOutput:
 
 
 StateHook = Callable[[SchedulerState, BatchPlan, int], None]
-"""Called with each planned (state, plan, token budget), e.g. to write a JSONL log."""
+"""Called with each planned (state, plan, token budget), before the plan runs."""
+
+StepHook = Callable[[TraceStep], None]
+"""Called with each step once it ran (`step_trace`): the state, the plan (None for a step of a
+decode-only run advanced in closed form), the batch that ran and its measured latency; a plan
+that ran nothing gives a step with nothing scheduled and latency None. Writes a step trace."""
 
 Probe = Callable[[float, int, int, IntArray, IntArray], None]
 """Called after every step or closed-form run with (now, KV blocks in use, KV blocks in all,
@@ -183,10 +191,15 @@ def simulate(
     on_plan: StateHook | None = None,
     progress: Callable[[int], None] | None = None,
     probe: Probe | None = None,
+    on_step: StepHook | None = None,
+    timeline: Timeline | None = None,
 ) -> RunOutput:
-    """Run `policy` on `workload` over `hardware`; noise from a generator seeded by `seed`."""
+    """Run `policy` on `workload` over `hardware`; noise from a generator seeded by `seed`.
+    A `timeline` is told every iteration (`engine.timeline`); it changes nothing else."""
     run = _Run(policy, workload, hardware, seed, options or EngineOptions(), on_plan)
     run.probe = probe
+    run.on_step = on_step
+    run.timeline = timeline
     return run.run(progress)
 
 
@@ -271,8 +284,10 @@ class _Run:
         self.options = options
         self.on_plan = on_plan
         self.probe: Probe | None = None
+        self.on_step: StepHook | None = None
+        self.timeline: Timeline | None = None
         self.normals = Normals(engine_rng(seed))
-        self.sigma = float(hardware.noise_sigma)
+        self.noise = hardware.with_noise
         columns = workload.columns()
         self.log = TokenLog(columns)
         self.table = RequestTable([r.id for r in workload.requests], columns, self.log)
@@ -400,6 +415,8 @@ class _Run:
         fitted = fit_kv(self.kv, table.prompt, indices, chunks, self._preempt)
         indices, chunks = fitted.indices, fitted.chunks
         if not indices:
+            if self.on_step is not None:
+                self.on_step(TraceStep(state, plan, budget, ()))
             return pstate, bool(plan.preempted) or fitted.preempted
         executed = plan
         if fitted.dropped:
@@ -410,13 +427,32 @@ class _Run:
                     Allocation(ids[i], c) for i, c in zip(indices, chunks, strict=True)
                 ),
             )
+        begun = self.now
         latency, was_prefill, prefill_tokens = self._execute(indices, chunks)
+        if self.on_step is not None:
+            self.on_step(TraceStep(state, plan, budget, executed.allocations, None, latency))
         if prefill_tokens:
             self.tally.prediction(plan.predicted_latency, latency)
             memory = self.options.throughput_memory
             rate = prefill_tokens / latency
             self.throughput = memory * self.throughput + (1.0 - memory) * rate
+        counts = self.log.counts
+        before = [counts[i] for i in indices] if self.timeline is not None else []
         self._apply(indices, chunks, was_prefill)
+        if self.timeline is not None:
+            after = [counts[i] for i in indices]
+            produced = [a > b for a, b in zip(after, before, strict=True)]
+            self.timeline.batch(
+                begun,
+                self.now,
+                indices,
+                chunks,
+                was_prefill,
+                after,
+                produced,
+                plan.predicted_latency,
+                plan.path,
+            )
         pstate = self.policy.observe(pstate, state, executed, latency)
         return pstate, True
 
@@ -456,9 +492,7 @@ class _Run:
             else:
                 was_prefill.append(False)
         self.kv.write(indices, chunks)
-        latency = self.hardware.latency_of(chunks, contexts) * math.exp(
-            self.sigma * self.normals.take()
-        )
+        latency = self.noise(self.hardware.latency_of(chunks, contexts), self.normals.take())
         self.now += latency
         self.tally.iterations += 1
         return latency, was_prefill, prefill_tokens
@@ -508,7 +542,6 @@ class _Run:
         times, latencies = run_times(
             self.hardware,
             self.normals,
-            self.sigma,
             self.now,
             len(live),
             context,
@@ -517,8 +550,11 @@ class _Run:
         )
         ran = len(times)
         decodes = cast("tuple[Request, ...]", tuple([table.records[i] for i in live]))
-        free = None if self.observes_runs else kv.free_tokens_over_run(live, ran)
+        traced = self.on_step is not None
+        free = None if self.observes_runs and not traced else kv.free_tokens_over_run(live, ran)
         kv.write(live, [ran] * len(live))
+        if self.timeline is not None:
+            self.timeline.decode_run(self.now, times, live, [generated[i] for i in live])
         self.log.record_run(live, np.array(times))
         start, self.now = self.now, times[-1]
         if self.probe is not None:
@@ -529,7 +565,24 @@ class _Run:
         self.tally.decode_runs += 1
         self.tally.run_iterations += ran
         self._retire_and_refresh(live, decodes=True)
+        if self.on_step is not None:
+            self._trace_decode_run(self.on_step, decodes, latencies, start, free)
         observed = observe_decode_run(
             self.policy, pstate, decodes, latencies, start, self.throughput, free
         )
         return True, observed
+
+    def _trace_decode_run(
+        self,
+        on_step: StepHook,
+        decodes: tuple[Request, ...],
+        latencies: list[float],
+        start: float,
+        free: Sequence[int | None] | None,
+    ) -> None:
+        """Pass each iteration of a decode-only run to `on_step` as stepping would have seen
+        it, with no plan: the engine ran the only valid one (`step_trace.DECODE_RUN`)."""
+        budget = int(self.policy.token_budget)
+        iterations = decode_iterations(decodes, latencies, start, self.throughput, free)
+        for (state, plan), latency in zip(iterations, latencies, strict=True):
+            on_step(TraceStep(state, None, budget, plan.allocations, DECODE_RUN, latency))

@@ -24,6 +24,7 @@ from slidingpolicy.engine.workers import trial_runner
 from slidingpolicy.errors import InvalidRecordError
 from slidingpolicy.hardware import HardwareModel, build_hardware
 from slidingpolicy.hardware.build import DEFAULT_NOISE_SIGMA
+from slidingpolicy.hardware.traced import traced_model
 from slidingpolicy.policies import by_name
 from slidingpolicy.policies.labels import label, parse_label
 from slidingpolicy.pricing import LatencyPredictor
@@ -33,34 +34,50 @@ from slidingpolicy.workloads import (
     Poisson,
     TraceTimes,
     Workload,
-    load_workload,
+    load_trace,
     make_workload,
+    trace_workload,
 )
+from slidingpolicy.workloads.traces import Trace
+
+
+def _paths(value: Sequence[str]) -> tuple[str, ...]:
+    return tuple(value)
 
 
 @attrs.frozen(slots=True)
 class HardwareSpec:
-    """A built-in hardware model by name (`hardware.build`), optionally with a profile CSV."""
+    """A built-in hardware model by name (`hardware.build`), optionally with a profile CSV;
+    or a real engine's, from its step traces (`trace`, which replaces the rest)."""
 
     gpu: str = "rtx3090"
     model: str = "qwen2.5-7b"
     tp: int = 2
     profile: str | None = None
     noise_sigma: float = DEFAULT_NOISE_SIGMA
+    trace: tuple[str, ...] = attrs.field(default=(), converter=_paths)
 
     def build(self) -> HardwareModel:
         """The hardware model (raises UnknownNameError for unknown names)."""
         profile = None if self.profile is None else Path(self.profile)
-        return build_hardware(self.gpu, self.model, self.tp, profile, self.noise_sigma)
+        return build_hardware(self.gpu, self.model, self.tp, profile, self.noise_sigma, self.trace)
 
     def predictor(self) -> LatencyPredictor:
-        """The predictor calibrated to this hardware: packaged, or fitted once and cached."""
+        """The predictor calibrated to this hardware: packaged, or fitted once and cached; for
+        a step trace, its own fit (what `slidingpolicy fit --trace` gives from all its steps)."""
+        if self.trace:
+            return traced_model(self.trace).fit
         return predictor_for(self)
 
 
 @attrs.frozen(slots=True)
 class WorkloadSpec:
-    """A named synthetic workload, or a trace file (`trace`), and how many requests of it."""
+    """A named synthetic workload, or a trace file (`trace`), and how many requests of it.
+
+    `recorded` is the trace as read, when it was read already: a run then never reads the file
+    again (a pipe can be read only once), and it travels with the spec to the workers. It is
+    not part of the spec's identity or of its JSON, where the path names it.
+    """
 
     name: str = "mixed-v1"
     requests: int = 300
@@ -68,6 +85,7 @@ class WorkloadSpec:
     slo_scale: float = 1.0
     slo_tiers: bool = False
     slo_source: str = "sharegpt"
+    recorded: Trace | None = attrs.field(default=None, eq=False, repr=False)
 
     def __attrs_post_init__(self) -> None:
         _validate.integer("workload", "requests", self.requests, 1)
@@ -75,8 +93,8 @@ class WorkloadSpec:
     def build(self, arrivals: ArrivalProcess | None, seed: int) -> Workload:
         """The workload's requests with these arrivals (None: a trace's own times)."""
         if self.trace is not None:
-            return load_workload(
-                Path(self.trace),
+            return trace_workload(
+                load_trace(self.trace) if self.recorded is None else self.recorded,
                 arrivals,
                 self.requests,
                 seed,
@@ -132,7 +150,10 @@ class RunSpec:
         return attrs.evolve(self, policy=name, policy_options=options)
 
     def with_rate(self, rate: float) -> RunSpec:
-        """The same run at Poisson rate `rate`."""
+        """The same run at rate `rate`: Poisson arrivals, or a trace's recorded times rescaled
+        to that mean rate when the run replays them (`TraceTimes`)."""
+        if isinstance(self.arrivals, TraceTimes):
+            return attrs.evolve(self, arrivals=TraceTimes(rate))
         return attrs.evolve(self, arrivals=Poisson(rate))
 
     def to_dict(self) -> dict[str, Any]:
@@ -144,8 +165,8 @@ class RunSpec:
         return {
             "policy": self.policy,
             "policy_options": dict(self.policy_options),
-            "hardware": attrs.asdict(self.hardware),
-            "workload": attrs.asdict(self.workload),
+            "hardware": attrs.asdict(self.hardware, filter=recorded_field),
+            "workload": attrs.asdict(self.workload, filter=lambda a, _: a.name != "recorded"),
             "arrivals": arrivals,
             "seed": self.seed,
             "engine": options,
@@ -173,6 +194,12 @@ class RunSummary:
             "stopped_early": self.stopped_early,
             "end": self.end,
         }
+
+
+def recorded_field(field: attrs.Attribute[Any], value: object) -> bool:
+    """Whether results record a field (an `attrs.asdict` filter): a hardware spec's `trace`
+    only when it has one, so a built-in model's record reads as it did before traces."""
+    return field is not attrs.fields(HardwareSpec).trace or bool(value)
 
 
 def predictor_of(spec: RunSpec) -> LatencyPredictor:

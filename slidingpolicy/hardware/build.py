@@ -7,11 +7,14 @@ A hardware name is a GPU and its latency model:
   (`quantized.QuantizedRooflineModel`);
 - ``<gpu>-measured`` (a100-80g-measured): measured dense time packaged with the library
   (`measured`), attention and the rest from ``<gpu>``'s roofline;
-- ``<gpu>`` with a profile CSV: measured dense time read from that file (`profiled`).
+- ``<gpu>`` with a profile CSV: measured dense time read from that file (`profiled`);
+- a real engine's step traces, in place of a name: its latency and noise as measured
+  (`traced`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 from slidingpolicy.errors import InvalidRecordError, UnknownNameError
@@ -24,6 +27,7 @@ from slidingpolicy.hardware.profiled import ProfiledModel
 from slidingpolicy.hardware.protocol import HardwareModel
 from slidingpolicy.hardware.quantized import TILINGS, QuantizedRooflineModel
 from slidingpolicy.hardware.roofline import RooflineModel
+from slidingpolicy.hardware.traced import traced_model
 
 DEFAULT_NOISE_SIGMA = 0.02
 QUANTIZED = "-quantized"
@@ -43,9 +47,19 @@ def build_hardware(
     tp: int = 2,
     profile: Path | None = None,
     noise_sigma: float = DEFAULT_NOISE_SIGMA,
+    trace: Sequence[Path | str] = (),
 ) -> HardwareModel:
-    """The hardware model `gpu` names (module docstring) for `model` on `tp` GPUs, or the
-    profiled one when given a CSV."""
+    """The hardware model `gpu` names (module docstring) for `model` on `tp` GPUs, the
+    profiled one when given a CSV, or the model of a real engine's step traces, which
+    replaces the name, model, TP and noise."""
+    if trace:
+        if profile is not None:
+            raise InvalidRecordError(
+                "hardware from a step trace",
+                "profile",
+                "a trace measures the whole latency; a profile CSV cannot replace part of it",
+            )
+        return traced_model(trace)
     if gpu in MEASURED:
         _no_profile(gpu, profile)
         return MEASURED[gpu].build(model, tp, noise_sigma)

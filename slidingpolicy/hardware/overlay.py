@@ -19,7 +19,9 @@ from slidingpolicy.hardware.roofline import (
     RooflineModel,
     check_batch,
     check_decode_run,
+    count_batch,
     decode_run,
+    lognormal,
     noisy,
     scalar_decode_pricer,
     scalar_latency,
@@ -73,6 +75,14 @@ class DenseOverlay:
     def sample(self, chunks: IntArray, contexts: IntArray, rng: np.random.Generator) -> float:
         """`latency` times the roofline's log-normal noise, drawn from `rng`."""
         return noisy(self.latency(chunks, contexts), self.noise_sigma, rng)
+
+    def count_seconds(self, tokens: FloatArray, entries: FloatArray) -> FloatArray:
+        """`RooflineModel.count_seconds` with this model's dense time."""
+        return self.roofline._iteration_times(self._dense_times, count_batch(tokens, entries))
+
+    def with_noise(self, latency: float, z: float) -> float:
+        """`latency` times the roofline's log-normal noise of the standard normal z."""
+        return lognormal(latency, self.noise_sigma, z)
 
     def decode_latencies(self, num_decodes: int, total_context: IntArray) -> FloatArray:
         """Noise-free latency of each decode-only iteration, given its total cached context."""

@@ -13,8 +13,10 @@ class HardwareModel(Protocol):
     """Iteration latency (noise-free, sampled, decode runs in closed form) and KV capacity.
 
     The engine prices its batches with `latency_of` (the lists it holds), its decode-only runs
-    with `decode_pricer` and then `decode_latencies`, and draws the noise of `sample` itself,
-    with `noise_sigma`: each must give the same floats as `latency` (tested per model).
+    with `decode_pricer` and then `decode_latencies`, each of which must give the same floats
+    as `latency` (tested per model); it draws the standard normals of the noise from its own
+    seeded generator and turns each into a measured latency with `with_noise`, which `sample`
+    does with the caller's generator.
     """
 
     @property
@@ -28,7 +30,13 @@ class HardwareModel(Protocol):
 
     @property
     def noise_sigma(self) -> float:
-        """The log-normal sigma of `sample`'s noise: latency · exp(sigma · z)."""
+        """The log-normal sigma of the noise (latency · exp(sigma · z)); for a model whose
+        noise is not log-normal, the standard deviation of the log of its factor."""
+        ...
+
+    def with_noise(self, latency: float, z: float) -> float:
+        """The measured latency of an iteration whose noise-free latency is `latency`, given
+        one standard normal z: a deterministic function, non-decreasing in z."""
         ...
 
     def latency(self, chunks: NDArray[np.int64], contexts: NDArray[np.int64]) -> float: ...

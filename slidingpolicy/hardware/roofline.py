@@ -224,6 +224,10 @@ class RooflineModel:
         """`latency` times exp(noise_sigma · z), one standard normal z drawn from `rng`."""
         return noisy(self.latency(chunks, contexts), self.noise_sigma, rng)
 
+    def with_noise(self, latency: float, z: float) -> float:
+        """`latency` times exp(noise_sigma · z), for the standard normal z."""
+        return lognormal(latency, self.noise_sigma, z)
+
     def decode_latencies(self, num_decodes: int, total_context: IntArray) -> FloatArray:
         """Noise-free latency of each decode-only iteration, given its total cached context."""
         check_decode_run(num_decodes, total_context)
@@ -235,6 +239,12 @@ class RooflineModel:
         """`decode_latencies` of one iteration of `num_decodes` (>= 1) decodes, as a function of
         its total context, on Python floats: bit for bit the array's entry (tested)."""
         return scalar_decode_pricer(self, num_decodes, self._dense_time)
+
+    def count_seconds(self, tokens: FloatArray, entries: FloatArray) -> FloatArray:
+        """Iteration time of batches with these token and entry (request) counts and no
+        attention: the part of `latency` that depends on the counts alone (dense ops, LM head,
+        all-reduces, overhead). `latency` adds each prefill's and the decodes' attention."""
+        return self._iteration_times(self._dense_times, count_batch(tokens, entries))
 
     def _dense_times(self, tokens: FloatArray) -> FloatArray:
         """Linear, element-wise and embedding time: what depends on the token count alone."""
@@ -339,6 +349,12 @@ class RooflineModel:
             logits = batch.requests * (m.vocab * m.dtype_bytes / tp) / link
             total += (tp - 1) * (step + logits)
         return total + self.overhead
+
+
+def count_batch(tokens: FloatArray, entries: FloatArray) -> BatchSummary:
+    """The summary of batches with these token and entry counts and no attention."""
+    zeros = np.zeros(tokens.shape)
+    return BatchSummary(tokens, entries, zeros, zeros, zeros)
 
 
 def decode_run(num_decodes: int, total_context: IntArray) -> BatchSummary:
@@ -474,6 +490,11 @@ def scalar_decode_pricer(
     return price
 
 
+def lognormal(latency: float, sigma: float, z: float) -> float:
+    """`latency` times exp(sigma · z): the log-normal noise of one standard normal z."""
+    return latency * math.exp(sigma * z)
+
+
 def noisy(latency: float, sigma: float, rng: np.random.Generator) -> float:
     """`latency` times a log-normal factor with median 1; exactly `latency` at sigma 0."""
-    return latency * math.exp(sigma * float(rng.standard_normal()))
+    return lognormal(latency, sigma, float(rng.standard_normal()))

@@ -29,7 +29,10 @@ class Stateless:
 
 @attrs.frozen(slots=True)
 class FixedBudget:
-    """A fixed token budget per iteration: decodes first, then prefills in `order`."""
+    """A fixed token budget per iteration: decodes first, then prefills in `order`.
+
+    - `token_budget`: tokens per iteration, decodes included (the chunk size).
+    """
 
     predictor: LatencyPredictor
     name: str

@@ -1,4 +1,5 @@
-"""The online predictor (§4.1): any policy that prices with a predictor, refitted as it runs.
+"""The online predictor (eq. 6, refitted): any policy that prices with a predictor, refitted as
+it runs.
 
 `Online(inner, config)` keeps the statistics of every batch the policy ran with its measured
 latency, and every `refit_every` observations refits the predictor from them, with the inner

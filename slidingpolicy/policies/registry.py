@@ -10,6 +10,7 @@ from typing import Any
 import attrs
 
 from slidingpolicy.errors import InvalidRecordError, UnknownNameError
+from slidingpolicy.policies.fixed_budget import FixedBudget
 from slidingpolicy.policies.online import OPTIONS as ONLINE_OPTIONS
 from slidingpolicy.policies.online import online
 from slidingpolicy.policies.qoserve import QoServe, QoServeConfig
@@ -19,15 +20,18 @@ from slidingpolicy.policies.variants import VARIANT_SUMMARIES, sliding_variant, 
 from slidingpolicy.policies.vllm import vllm
 from slidingpolicy.policy import Policy
 from slidingpolicy.pricing.model import LatencyPredictor
+from slidingpolicy.records.config import SlidingConfig
 
 
 @attrs.frozen(slots=True)
 class Entry:
-    """How to build one registered policy, the keyword options it accepts, and a line on it."""
+    """How to build one registered policy, the keyword options it accepts, a line on it, and
+    the record whose docstring says what each option means (`policies.options`)."""
 
     build: Callable[..., Policy[Any]]
     options: tuple[str, ...]
     summary: str
+    documented_by: type = FixedBudget
 
 
 def qoserve(predictor: LatencyPredictor, **options: Any) -> QoServe:
@@ -49,9 +53,12 @@ _REGISTRY: MappingProxyType[str, Entry] = MappingProxyType(
             qoserve,
             tuple(f.name for f in attrs.fields(QoServeConfig)),
             "QoServe: deadline+κ·r order, menu chunk, eager relegation",
+            QoServeConfig,
         ),
         **{
-            name: Entry(partial(sliding_variant, name), variant_options(name), summary)
+            name: Entry(
+                partial(sliding_variant, name), variant_options(name), summary, SlidingConfig
+            )
             for name, summary in VARIANT_SUMMARIES.items()
         },
     }
@@ -63,12 +70,17 @@ def names() -> tuple[str, ...]:
     return tuple(_REGISTRY)
 
 
-def summary(name: str) -> str:
-    """One line on what the policy registered as `name` does."""
+def entry_of(name: str) -> Entry:
+    """The registry's entry for `name`; `UnknownNameError` (listing the known) if none."""
     entry = _REGISTRY.get(name)
     if entry is None:
         raise UnknownNameError("policy", str(name), names())
-    return entry.summary
+    return entry
+
+
+def summary(name: str) -> str:
+    """One line on what the policy registered as `name` does."""
+    return entry_of(name).summary
 
 
 def by_name(name: str, predictor: LatencyPredictor, **options: Any) -> Policy[Any]:

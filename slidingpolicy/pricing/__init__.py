@@ -1,4 +1,4 @@
-"""Pricing batches (§4.1): features, linear models, their fit, the priced queue, the split."""
+"""Pricing batches (eq. 4–6, 9): features, linear models, their fit, the priced queue, the split."""
 
 from slidingpolicy.pricing.features import DECODE, MIXED, PREFILL, SCENARIOS, batch_features
 from slidingpolicy.pricing.fit import (

@@ -1,4 +1,4 @@
-"""TimeToBudget: the most prefill tokens whose batch meets a latency target (eq. 3, §7.4).
+"""TimeToBudget: the most prefill tokens whose batch meets a latency target (eq. 3).
 
 T̂(b) of "all decodes + greedy fill of b tokens" is not monotone in b, for two reasons:
 eq. 4 counts a 1-token chunk as a decode, so the fill that ends one token into a request

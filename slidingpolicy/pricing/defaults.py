@@ -20,6 +20,11 @@ def profile_key(gpu: str, model: str, tp: int) -> str:
     return f"{gpu}-{model}-tp{tp}"
 
 
+def packaged_path(gpu: str = "rtx3090", model: str = "qwen2.5-7b", tp: int = 2) -> Path:
+    """Where the packaged predictor of a built-in hardware profile is (or would be)."""
+    return PACKAGED / f"{profile_key(gpu, model, tp)}.json"
+
+
 def default_predictor(
     gpu: str = "rtx3090", model: str = "qwen2.5-7b", tp: int = 2
 ) -> LatencyPredictor:
@@ -30,7 +35,7 @@ def default_predictor(
         if not isinstance(name, str):
             raise _validate.fail("default_predictor", field, f"must be a name, got {name!r}")
     _validate.integer("default_predictor", "tp", tp, 1)
-    path = PACKAGED / f"{profile_key(gpu, model, tp)}.json"
+    path = packaged_path(gpu, model, tp)
     if path.is_file():
         return LatencyPredictor.load(path)
     from slidingpolicy.engine.profiling import make_default  # the engine, only when needed

@@ -290,7 +290,7 @@ def calibrate_margin(ratios: Sequence[float], quantile: float = MARGIN_QUANTILE)
 def fit_predictor(
     samples: Sequence[Sample], min_samples: int = 30, source: str = "", tile: int | None = None
 ) -> LatencyPredictor:
-    """The monotone bounded least-squares predictor of `samples` (offline calibration, §4.1),
+    """The monotone bounded least-squares predictor of `samples` (offline calibration, eq. 6),
     with its margin from FOLDS-fold cross-validation: each fold is predicted by a fit on the
     others, and the margin covers MARGIN_QUANTILE of those held-out ratios. With a `tile`,
     the tile-aware predictor (the eighth feature x8, `features.tile_count`)."""

@@ -204,8 +204,8 @@ def ternary_split(fill: PricedQueue, budget_sum: int, cap: int, deadline: float)
 
 
 def window_split(fill: PricedQueue, budget_sum: int, cap: int, deadline: float, window: int) -> int:
-    """Window k > 2 (§10.5, direction 1): b minimizing T̂₁(b) plus the k − 1 later iterations
-    sharing B_Σ − b equally, over every feasible b (exhaustive, vectorized)."""
+    """Window k > 2 (our generalization of eq. 9): b minimizing T̂₁(b) plus the k − 1 later
+    iterations sharing B_Σ − b equally, over every feasible b (exhaustive, vectorized)."""
     lo_b = max(0, budget_sum - (window - 1) * cap)
     b = np.arange(lo_b, min(budget_sum, cap) + 1, dtype=np.int64)
     first = fill.latencies(np.zeros_like(b), b)

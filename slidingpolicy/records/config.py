@@ -11,7 +11,7 @@ from slidingpolicy.errors import InvalidRecordError
 
 MAX_WINDOW = 16
 """The most iterations planned jointly: the split's cost grows with the window (≈13 ms per
-decision at 16 on a 60-request state, 0.17 s at 256), and the note goes no further than k > 2."""
+decision at 16 on a 60-request state, 0.17 s at 256), and the paper goes no further than k = 2."""
 
 SplitSearch = Literal["ternary", "exact"]
 Order = Literal["mlps", "edf"]
@@ -23,10 +23,11 @@ class SlidingConfig:
     """Configuration of the SlidingServe policy and of its ablations.
 
     - `max_batch_tokens`: B_max, the token budget of one iteration (decodes included).
-    - `urgency_threshold`: α of eq. 14; `epsilon`: ε of eq. 13 (seconds).
-    - `window`: iterations planned jointly (1 = greedy eq. 3, 2 = the paper, k > 2 = §10.5),
-      at most `MAX_WINDOW`.
-    - `demote_late`: requests past their TTFT deadline sort after every live one (§7.2).
+    - `urgency_threshold`: α of eq. 14, the urgency above which a request is urgent.
+    - `epsilon`: ε of eq. 13 (seconds), the floor of the slack in the urgency ratio.
+    - `window`: iterations planned jointly (1 = greedy eq. 3, 2 = the paper, k > 2 = our
+      generalization), at most 16 (`MAX_WINDOW`).
+    - `demote_late`: requests past their TTFT deadline sort after every live one.
     - `split_search`: the paper's ternary search or the exact minimizer of eq. 9.
     - `order`: MLPS (eq. 16) or EDF on the TTFT deadline (the ablation's base).
     - `level_order`: MLPS's key inside a level: the remaining prefill r_i (eq. 15, the
@@ -41,7 +42,7 @@ class SlidingConfig:
       out and get preempted. 0 (the paper's): any request whose prompt fits starts.
     - `urgent_first`: urgent requests (e_i = 1, eq. 14) sort before the others, as the paper
       has it; False sorts them after, as QoServe relegates requests that cannot make it.
-    - `constructor`: route risky batches to BatchConstructor (§4.4); off for the ablations.
+    - `constructor`: route risky batches to BatchConstructor (eq. 17–22); off for the ablations.
     - `latency_margin`: m ≥ 1; every predicted latency is compared with a deadline as T̂·m
       (None = the predictor's own, calibrated by `fit`; 1.0 = the paper's zero margin).
     """

@@ -1,4 +1,4 @@
-"""`slidingpolicy reproduce`: the note's figures and tables, regenerated from the package."""
+"""`slidingpolicy reproduce`: the paper's figures and tables, regenerated from the package."""
 
 from slidingpolicy.reproduce.config import FULL, QUICK, ReproConfig, Setting
 from slidingpolicy.reproduce.run import reproduce, write_report

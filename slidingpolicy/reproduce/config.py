@@ -11,7 +11,7 @@ from typing import Any
 import attrs
 
 from slidingpolicy import _validate
-from slidingpolicy.engine.sweep import HardwareSpec
+from slidingpolicy.engine.sweep import HardwareSpec, recorded_field
 
 
 @attrs.frozen(slots=True)
@@ -21,14 +21,14 @@ class Setting:
     key: str
     hardware: HardwareSpec
     role: str
-    """"paper" (the note's 2× RTX 3090, TP2) or "measured" (a measured GPU profile)."""
+    """"paper" (the paper's 2× RTX 3090, TP2) or "measured" (a measured GPU profile)."""
 
 
 PAPER_SETTINGS = (
     Setting("qwen2.5-7b · 2× rtx3090", HardwareSpec("rtx3090", "qwen2.5-7b", 2), "paper"),
     Setting("llama3-8b · 2× rtx3090", HardwareSpec("rtx3090", "llama3-8b", 2), "paper"),
 )
-"""The note's setting (§7.1): both models on two RTX 3090s, tensor parallel 2."""
+"""The paper's setting: both models on two RTX 3090s, tensor parallel 2."""
 
 MEASURED_SETTINGS = (
     Setting(
@@ -40,7 +40,7 @@ MEASURED_SETTINGS = (
 """Every hardware model built from a measured GPU profile (docs/hardware.md)."""
 
 DATASETS = ("sharegpt", "arxiv", "mixed-v1", "mixed-v2")
-"""The note's data sets (§7.1): mixed-v1 is ShareGPT:arXiv 3:1, mixed-v2 5:1."""
+"""The paper's data sets: mixed-v1 is ShareGPT:arXiv 3:1, mixed-v2 5:1."""
 
 POLICIES = (
     "vllm",
@@ -70,7 +70,7 @@ OUR_ABLATION = (
 it keeps (BatchConstructor, the latency margin) taken away."""
 
 WINDOWS = (1, 2, 3, 4)
-"""The window sizes of the note's open question 5 (§9.a)."""
+"""The window sizes the report compares (2 is the paper's; 1 is greedy, 3–4 ours)."""
 
 WINDOW_POLICIES = ("slidingserve", "slidingserve+")
 """The policies whose window the report varies."""
@@ -79,7 +79,7 @@ LOADS = (0.5, 0.75, 1.0, 1.25, 1.5, 2.0)
 """Fig. 5's loads, as multiples of the paper's SlidingServe capacity on each case."""
 
 LOAD_POLICIES = ("sarathi-edf", "qoserve", "slidingserve", "slidingserve+")
-"""The policies of Fig. 5 and Fig. 6 (the note's two baselines and ours)."""
+"""The policies of Fig. 5 and Fig. 6 (the paper's two baselines and ours)."""
 
 
 @attrs.frozen(slots=True)
@@ -143,7 +143,7 @@ class ReproConfig:
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON values."""
-        return attrs.asdict(self, recurse=True, value_serializer=_plain)
+        return attrs.asdict(self, recurse=True, filter=recorded_field, value_serializer=_plain)
 
 
 def _plain(_: object, __: object, value: Any) -> Any:
@@ -173,7 +173,9 @@ QUICK = ReproConfig(
     cost_repeats=3,
 )
 """Under 10 minutes on two cores (3 seeds took 10.6 there): 600 requests × 2 seeds, short
-trials that over-estimate capacity (docs/decisions.md, "Capacity without bias")."""
+trials that over-estimate capacity (docs/decisions.md, "Capacity without bias"). The limits
+(a fluid bound and seed 0's trace-bound search per case) took 4.7 more minutes, one process,
+on a shared machine."""
 
 FULL = ReproConfig(
     name="full",

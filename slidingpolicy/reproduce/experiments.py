@@ -41,7 +41,7 @@ Bar = Callable[[str, int], AbstractContextManager[Tick]]
 """A progress bar: `bar(label, total)` gives a context whose value advances it by n."""
 
 UNIT_POLICY = "slidingserve"
-"""Loads of Fig. 5 and 6 are multiples of this policy's capacity (the note's "2× goodput")."""
+"""Loads of Fig. 5 and 6 are multiples of this policy's capacity (the paper's "2× goodput")."""
 
 PREDICTOR_HARDWARE = (
     HardwareSpec("rtx3090", "qwen2.5-7b", 1),
@@ -54,7 +54,7 @@ PREDICTOR_HARDWARE = (
     HardwareSpec("h100", "llama3-8b", 1),
     HardwareSpec("h100-quantized", "llama3-8b", 1),
 )
-"""Table 5's hardware: the note's RTX 3090 at TP1 and TP2, then every other model we have."""
+"""Table 5's hardware: the paper's RTX 3090 at TP1 and TP2, then every other model we have."""
 
 PREDICTOR_SEED = 7
 """The profiling seed of Table 5 (not the packaged predictors' seed: held-out is fresh)."""
@@ -110,6 +110,35 @@ def capacity_rows(
                 "trials": len(result.trials),
             }
         )
+    return rows
+
+
+def limit_rows(config: ReproConfig, bar: Bar) -> list[Row]:
+    """Per case, the fluid bound (`bound.limits.limit`: what no policy's capacity exceeds in
+    the long run, with the constraints that bind it) and the trace bound of seed 0's trials
+    (`bound.limits.trial_bound`: what no policy's capacity on those very trials exceeds)."""
+    from slidingpolicy.bound.limits import limit, trial_bound
+
+    rows = []
+    with bar("bounds", len(config.cases)) as tick:
+        for setting, dataset in config.cases:
+            found = limit(WorkloadSpec(dataset), setting.hardware)
+            trials = trial_bound(base_spec(config, setting, dataset, config.requests))
+            rows.append(
+                {
+                    "setting": setting.key,
+                    "dataset": dataset,
+                    "bound": found.bound,
+                    "binding": list(found.binding),
+                    "unpaced": found.unpaced,
+                    "pacing": found.pacing,
+                    "iterations": found.iterations,
+                    "mean_tokens": found.mean_tokens,
+                    "trial_bound": trials.capacity,
+                    "trial_seed": trials.seed,
+                }
+            )
+            tick(1)
     return rows
 
 

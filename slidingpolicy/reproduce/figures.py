@@ -18,7 +18,7 @@ from slidingpolicy.engine.plots import LINESTYLES, MARKERS, _save
 from slidingpolicy.reproduce import paper
 from slidingpolicy.reproduce.config import DATASETS, LOAD_POLICIES, PAPER_ABLATION, POLICIES
 from slidingpolicy.reproduce.experiments import UNIT_POLICY, rows_of
-from slidingpolicy.reproduce.report import FIGURES, Capacities
+from slidingpolicy.reproduce.report import FIGURES, Capacities, Limits
 
 Row = dict[str, Any]
 
@@ -67,6 +67,25 @@ def capacity_figure(results: Row, path: Path) -> None:
     for axis in axes:
         axis.margins(y=0.25)
     fig.suptitle("capacity at ≥ 99% SLO attainment (mean over seeds, min–max)")
+    _save(fig, path)
+
+
+def limit_figure(results: Row, path: Path) -> None:
+    """Each policy's mean capacity as a share of the case's bound, one panel per setting."""
+    caps, limits = Capacities(results["capacity"]), Limits(results["limits"])
+    keys = [s["key"] for s in results["config"]["settings"]]
+    fig, axes = _grid(len(keys), columns=1, width=10.0)
+    width = 0.8 / len(POLICIES)
+    for axis, key in zip(axes, keys, strict=True):
+        x = np.arange(len(DATASETS))
+        for i, policy in enumerate(POLICIES):
+            shares = [100.0 * limits.share(caps, key, d, policy) for d in DATASETS]
+            axis.bar(x + (i - len(POLICIES) / 2 + 0.5) * width, shares, width, label=policy)
+        axis.axhline(100.0, color="black", linewidth=1.0)
+        axis.set_xticks(x, DATASETS)
+        axis.set(ylabel="% of the limit", title=key, ylim=(0.0, 110.0))
+    axes[0].legend(ncol=4, fontsize=7, loc="lower left")
+    fig.suptitle("capacity as a share of the limit (the fluid bound; mean over seeds)")
     _save(fig, path)
 
 
@@ -120,7 +139,7 @@ def burst_figure(results: Row, path: Path) -> None:
 
 
 def ablation_figure(results: Row, path: Path) -> None:
-    """Table 4: each piece's gain over Sarathi-EDF, ours per case beside the note's."""
+    """Table 4: each piece's gain over Sarathi-EDF, ours per case beside the paper's."""
     caps = Capacities(results["capacity"])
     cases = [tuple(c) for c in results["config"]["ablation_cases"]]
     labels = list(PAPER_ABLATION)
@@ -128,7 +147,7 @@ def ablation_figure(results: Row, path: Path) -> None:
     fig, axis = plt.subplots(figsize=(8, 4.2))
     x = np.arange(len(labels))
     axis.bar(
-        x - 0.4 + width / 2, [100 * paper.ABLATION[p] for p in labels], width, label="the note"
+        x - 0.4 + width / 2, [100 * paper.ABLATION[p] for p in labels], width, label="the paper"
     )
     for j, (key, dataset) in enumerate(cases, 1):
         gains = [100 * (caps.ratio(key, dataset, p, "sarathi-edf")[0] - 1) for p in labels]
@@ -148,6 +167,7 @@ def draw(results: Row, folder: Path) -> list[Path]:
         (latency_figure, FIGURES["latency"]),
         (burst_figure, FIGURES["burst"]),
         (ablation_figure, FIGURES["ablation"]),
+        *([(limit_figure, FIGURES["limit"])] if results.get("limits") else []),
     )
     paths = []
     for function, name in drawn:

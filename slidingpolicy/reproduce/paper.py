@@ -1,4 +1,5 @@
-"""What the note reports (§7.2, Tables 4 and 5, §9.a), for the report to set beside ours."""
+"""What the paper (arXiv 2606.05933) reports (Fig. 4–6, Tables 4 and 5), for the report to set
+beside ours."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ OVERLOAD_VIOLATION_CUT = 0.53
 TTFT on a par with QoServe's, p99 sometimes higher (late requests are demoted)."""
 
 BURST_VIOLATION_CUT = {"sarathi-edf": 0.3022, "qoserve": 0.2374}
-"""Fig. 6 (§5.3): the violation rate through a transient overload, cut by SlidingServe."""
+"""Fig. 6: the violation rate through a transient overload, cut by SlidingServe."""
 
 ABLATION = {
     "sarathi-edf": 0.0,
@@ -31,6 +32,3 @@ PREDICTOR = {
     "rtx3090 · qwen2.5-7b · TP2": (2.72, 4.33, 0.99),
 }
 """Table 5: MAE (ms), RMSE (ms) and R² (> 0.99) of the predictor on RTX 3090s."""
-
-COST_SHARE = 0.05
-"""§9.c, suggestion 3: the scheduler's CPU time should stay under 5% of an iteration."""

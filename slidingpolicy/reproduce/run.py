@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import resource
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
 from slidingpolicy._io import write_text
 from slidingpolicy._parse import read_json
-from slidingpolicy.engine.results import write_json
+from slidingpolicy.engine.results import write_json, write_results
 from slidingpolicy.engine.workers import cluster
 from slidingpolicy.errors import SlidingPolicyError
 from slidingpolicy.reproduce.config import ReproConfig
@@ -20,6 +20,7 @@ from slidingpolicy.reproduce.experiments import (
     burst_rows,
     capacity_rows,
     decision_cost,
+    limit_rows,
     load_rows,
     predictor_rows,
 )
@@ -39,10 +40,11 @@ def reproduce(
     bar: Bar,
     workers: int | None = None,
     ray: str | None = None,
+    command: Sequence[str] | None = None,
 ) -> Path:
     """Every experiment of `config` (trials on local processes, or on the Ray cluster at
     `ray`: the same results), then `write_report`; the report's path. The CPU cost is timed
-    here, in this process, whatever `ray` says."""
+    here, in this process, whatever `ray` says; `command` is recorded in the provenance."""
     started, cpu_before = time.perf_counter(), _cpu_seconds()
     stages: dict[str, float] = {}
 
@@ -57,6 +59,7 @@ def reproduce(
         results: dict[str, Any] = {
             "config": config.to_dict(),
             "capacity": capacity,
+            "limits": stage("limits", lambda: limit_rows(config, bar)),
             "load": stage("load", lambda: load_rows(config, capacity, bar, workers, address)),
             "burst": stage("burst", lambda: burst_rows(config, capacity, bar, workers, address)),
             "predictor": stage("predictor", lambda: predictor_rows(config, bar, workers, address)),
@@ -68,7 +71,7 @@ def reproduce(
         "wall_seconds": time.perf_counter() - started,
         "cpu_seconds": _cpu_seconds() - cpu_before,
     }
-    write_json(out / RESULTS, results)
+    write_results(out / RESULTS, results, command)
     write_json(out / TIMINGS, timings)
     return write_report(out)
 

@@ -1,4 +1,4 @@
-"""The candidate batch and the violation check (§3, Alg. 3 lines 1–3)."""
+"""The candidate batch and the violation check (Alg. 3 lines 1–3)."""
 
 from __future__ import annotations
 

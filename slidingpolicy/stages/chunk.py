@@ -1,4 +1,4 @@
-"""SlidingChunker (§4.2, Alg. 1): how many prefill tokens to run now, planning a window ahead."""
+"""SlidingChunker (eq. 7–9, Alg. 1): how many prefill tokens to run now, planning a window ahead."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""BatchConstructor (§4.4, eq. 17–22, Alg. 3): choose whole prefills that meet an anchor's slack."""
+"""BatchConstructor (eq. 17–22, Alg. 3): choose whole prefills that meet an anchor's slack."""
 
 from __future__ import annotations
 

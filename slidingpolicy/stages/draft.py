@@ -1,7 +1,7 @@
 """The draft of a plan: what every stage of SlidingServe reads, prepared once per iteration.
 
 A plan is composed of stages: each `Stage` looks at the draft and either returns the plan or
-passes (None) to the next, and a `FinalStage` always plans — the way the note's Fig. 3 routes
+passes (None) to the next, and a `FinalStage` always plans — the way the paper's overview routes
 an iteration to the BatchConstructor or, failing that, to the SlidingChunker.
 """
 

@@ -1,4 +1,4 @@
-"""MLPS, the multi-level priority sorter (§4.3, eq. 10–16), and the EDF order it replaces.
+"""MLPS, the multi-level priority sorter (eq. 10–16), and the EDF order it replaces.
 
 A plan reads only the head of the ordered queue: the requests that fill what the window can
 run (`ordered_prefix`). A short queue is sorted; a long one is read off the indexes of its

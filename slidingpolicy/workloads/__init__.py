@@ -10,7 +10,12 @@ from slidingpolicy.workloads.arrivals import (
     arrival_times,
 )
 from slidingpolicy.workloads.lengths import LengthDistribution
-from slidingpolicy.workloads.make import load_workload, make_workload, workload_names
+from slidingpolicy.workloads.make import (
+    load_workload,
+    make_workload,
+    trace_workload,
+    workload_names,
+)
 from slidingpolicy.workloads.records import RequestSpec, Workload, WorkloadColumns
 from slidingpolicy.workloads.slos import Slo, dataset_slo, tiered_slos
 from slidingpolicy.workloads.traces import Trace, load_trace
@@ -32,5 +37,6 @@ __all__ = [
     "load_workload",
     "make_workload",
     "tiered_slos",
+    "trace_workload",
     "workload_names",
 ]

@@ -1,4 +1,5 @@
-"""Arrival processes: Poisson at a rate, a trace's own times, or a burst (the note's §7.2).
+"""Arrival processes: Poisson at a rate, a trace's own times, or a burst (the paper's transient
+overload).
 
 Every process is a frozen record; `arrival_times` turns one into `n` non-decreasing times in
 seconds, drawing from the caller's generator. Rates lie between `MIN_RATE` and `MAX_RATE`, and

@@ -1,7 +1,9 @@
 """The entry points: a named synthetic workload, or one loaded from a trace file.
 
 Named workloads sample lengths from the embedded distributions: ``sharegpt``, ``arxiv``, and
-the mixes ``mixed-v1`` (ShareGPT:arXiv = 3:1 by request count) and ``mixed-v2`` (5:1). A mix
+the mixes ``mixed-v1`` (ShareGPT:arXiv = 3:1 by request count) and ``mixed-v2`` (5:1); and
+``cpu-mixed``, sized for a CPU engine (`workloads.uniform`): short chat and document
+requests 7:3, with their own SLOs (`workloads.slos`). A mix
 has exactly those proportions (largest remainder), in a seeded random order. The seed feeds
 independent streams for lengths, order, arrivals and SLO tiers, so that changing the arrival
 process leaves the lengths unchanged.
@@ -20,13 +22,15 @@ from slidingpolicy.workloads.distributions import ARXIV, SHAREGPT
 from slidingpolicy.workloads.lengths import LengthDistribution
 from slidingpolicy.workloads.records import RequestSpec, Workload
 from slidingpolicy.workloads.slos import check_scale, dataset_slo, tiered_slos
-from slidingpolicy.workloads.traces import load_trace
+from slidingpolicy.workloads.traces import Trace, load_trace
+from slidingpolicy.workloads.uniform import CHAT, DOCUMENTS
 
 MIXES: dict[str, tuple[tuple[LengthDistribution, int], ...]] = {
     "sharegpt": ((SHAREGPT, 1),),
     "arxiv": ((ARXIV, 1),),
     "mixed-v1": ((SHAREGPT, 3), (ARXIV, 1)),
     "mixed-v2": ((SHAREGPT, 5), (ARXIV, 1)),
+    "cpu-mixed": ((CHAT, 7), (DOCUMENTS, 3)),
 }
 
 
@@ -106,12 +110,28 @@ def load_workload(
     slo_scale: float = 1.0,
     slo_tiers: bool = False,
 ) -> Workload:
-    """The first `num_requests` (default all) requests of a trace file.
+    """The first `num_requests` (default all) requests of a trace file (`trace_workload`)."""
+    return trace_workload(
+        load_trace(path), arrivals, num_requests, seed, slo_source, slo_scale, slo_tiers
+    )
 
-    Arrivals default to the trace's own times (an error if it has none). SLOs are the defaults
-    of the data set `slo_source`, or QoServe's tiers.
+
+def trace_workload(
+    trace: Trace,
+    arrivals: ArrivalProcess | None = None,
+    num_requests: int | None = None,
+    seed: int = 0,
+    slo_source: str = "sharegpt",
+    slo_scale: float = 1.0,
+    slo_tiers: bool = False,
+) -> Workload:
+    """The first `num_requests` (default all) requests of a trace already read.
+
+    Arrivals default to the trace's own times (an error if it has none); `TraceTimes(rate)`
+    rescales them (`arrival_times`). SLOs are the defaults of the data set `slo_source`, or
+    QoServe's tiers.
     """
-    trace = load_trace(path)
+    path = Path(trace.path)
     n = len(trace) if num_requests is None else num_requests
     _check_count(n)
     if n > len(trace):

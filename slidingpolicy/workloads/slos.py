@@ -1,7 +1,9 @@
 """Latency SLOs: per data set defaults, or QoServe's three tiers; all scaled by `slo_scale`.
 
 Per data set (the project's defaults, SPEC "SLOs"): sharegpt TTFT 3 s / TBT 100 ms, arxiv TTFT
-10 s / TBT 200 ms.
+10 s / TBT 200 ms. The CPU engine's data sets (`workloads.uniform`): chat TTFT 1 s, documents
+TTFT 3 s, both TBT 50 ms, tight enough that a CPU engine's longest steps (a prefill chunk of a
+few hundred tokens beside the decodes) decide who meets them.
 
 QoServe tiers, from its reference implementation, the ``niyama_asplos2026`` branch of
 microsoft/sarathi-serve (commit 72339db): ``TIER_DEADLINES = [6.0, 600.0, 1800.0]`` in
@@ -42,7 +44,12 @@ class Slo:
     tbt: float
 
 
-DATASET_SLOS = {"sharegpt": Slo(3.0, 0.1), "arxiv": Slo(10.0, 0.2)}
+DATASET_SLOS = {
+    "sharegpt": Slo(3.0, 0.1),
+    "arxiv": Slo(10.0, 0.2),
+    "chat": Slo(1.0, 0.05),
+    "documents": Slo(3.0, 0.05),
+}
 
 INTERACTIVE = Slo(6.0, 0.05)
 BATCH_TBT = 0.4
@@ -85,6 +92,14 @@ def tiered_slos(
     """Tier (0, 1, 2, uniform), TTFT and TBT of each request, given its output length."""
     check_scale(slo_scale)
     tiers = rng.integers(0, TIERS, outputs.size)
+    ttft, tbt = tier_slos(tiers, outputs, slo_scale)
+    return tiers, ttft, tbt
+
+
+def tier_slos(
+    tiers: NDArray[np.int64], outputs: NDArray[np.int64], slo_scale: float = 1.0
+) -> tuple[FloatArray, FloatArray]:
+    """TTFT and TBT of requests of these tiers and output lengths (module docstring)."""
     ttlt = np.where(tiers == 1, BATCH_TTLT[0], BATCH_TTLT[1]) * slo_scale
     floor = INTERACTIVE.ttft * slo_scale
     batch_tbt = np.minimum(BATCH_TBT * slo_scale, (ttlt - floor) / outputs)
@@ -92,4 +107,4 @@ def tiered_slos(
     interactive = tiers == 0
     ttft = np.where(interactive, INTERACTIVE.ttft * slo_scale, batch_ttft)
     tbt = np.where(interactive, INTERACTIVE.tbt * slo_scale, batch_tbt)
-    return tiers, ttft, tbt
+    return ttft, tbt

@@ -124,7 +124,9 @@ CASES = [
         "rtx3090, rtx3090-quantized",
     ),
     Case("unknown model", ["simulate", "--model", "gpt5"], "known:"),
-    Case("unknown workload", ["simulate", "--workload", "chat"], "known: arxiv, mixed-v1"),
+    Case(
+        "unknown workload", ["simulate", "--workload", "chat"], "known: arxiv, cpu-mixed, mixed-v1"
+    ),
     Case("empty policy list", ["sweep", "-p", ""], "name at least one policy"),
     Case("policy list of commas", ["capacity", "-p", ",,"], "name at least one policy"),
     Case("unknown policy in list", ["capacity", "--policy", "vllm,nope"], "unknown policy"),
@@ -238,7 +240,7 @@ CASES = [
     ),
     Case(
         "more requests than the trace",
-        ["simulate", "--trace", "{file}"],
+        ["simulate", "--trace", "{file}", "-n", "300"],
         "--requests=300 but",
         _trace(f"{VIDUR}\n5,2\n6,3\n"),
     ),

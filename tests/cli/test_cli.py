@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+import slidingpolicy
 from tests.cli.conftest import run_cli as _run
 
 
@@ -20,7 +21,10 @@ from tests.cli.conftest import run_cli as _run
         (["simulate", "--policy", "fifo"], "known: greedy, qoserve, sarathi"),
         (["simulate", "--hardware", "tpu"], "known: a100-80g, a100-80g-measured"),
         (["simulate", "--model", "gpt5"], "known:"),
-        (["simulate", "--workload", "chat"], "known: arxiv, mixed-v1, mixed-v2, sharegpt"),
+        (
+            ["simulate", "--workload", "chat"],
+            "known: arxiv, cpu-mixed, mixed-v1, mixed-v2, sharegpt",
+        ),
         (["sweep", "--rates", "1,x"], "rates"),
         (["sweep", "--rates", "1,-2"], "rates"),
         (["capacity", "--policy", "nope"], "unknown policy"),
@@ -67,8 +71,18 @@ def test_simulate_writes_results_and_a_checkable_log(
     code, text, _ = _run(args, capsys)
     assert code == 0
     assert "SLO attainment" in text
+    shown = " ".join(text.split())
+    for latency in ("TTFT", "TPOT", "ITL", "E2E"):
+        assert latency in shown
+    for word in ("mean", "median", "std", "p90", "p99", "goodput"):
+        assert word in shown
+    assert "a gap longer than L_tbt can still meet every deadline" in shown
     first = (out / "results.json").read_text()
     assert json.loads(first)["metrics"]["requests"] == 20
+    made = json.loads(first)["provenance"]
+    assert made["version"] == slidingpolicy.__version__
+    assert made["command"] == "slidingpolicy " + " ".join(args)
+    assert made["commit"] is not None
     assert (out / "requests.csv").is_file()
     code, _, _ = _run(args, capsys)
     assert (out / "results.json").read_text() == first

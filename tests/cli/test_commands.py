@@ -37,13 +37,18 @@ def test_version(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_policies_lists_a_line_on_each(capsys: pytest.CaptureFixture[str]) -> None:
+    """One row per policy, in the registry's order, its name first and then its summary;
+    the options follow (tests/cli/test_help.py)."""
+    from slidingpolicy.policies import summary
+
     code, out, _ = _run(["policies"], capsys)
     assert code == 0
-    lines = out.strip().splitlines()
-    assert len(lines) == len(names())
-    for name, line in zip(names(), lines, strict=True):
-        assert line.split()[0] == name
-        assert len(line.split()) > 3, line
+    table = out.split("what each option means")[0]
+    starts = [line.split()[0] for line in table.splitlines() if line.split()]
+    assert [s for s in starts if s in names()] == list(names())
+    for name in names():
+        row = next(line for line in table.splitlines() if line.startswith(name + " "))
+        assert " ".join(summary(name).split()[:3]) in row, row
 
 
 def test_boolean_flags_have_a_negative_form_and_no_value(
@@ -161,13 +166,18 @@ def test_capacity_writes_results_json_and_explains_its_columns(
     assert "search precision" in text
     assert "qwen2.5-7b on 2× rtx3090" in text
     assert "8 requests per trial" in text
+    timings = json.loads((out / "timings.json").read_text())
+    tried = _document(out)["capacity"][0]["trials"]
+    assert [t["rate"] for t in timings["trials"]] == [rate for rate, _ in tried]
+    assert all(t["policy"] == "sarathi" and t["wall_seconds"] > 0 for t in timings["trials"])
 
 
 def test_capacity_on_ray_writes_what_local_processes_write(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """`--ray local` starts a Ray instance for the search, runs its trials there, shuts it
-    down after, and writes the same results, byte for byte, as two local processes."""
+    down after, and writes the same results, byte for byte, as two local processes (all but
+    the command line in their provenance)."""
     ray = pytest.importorskip("ray", reason="Ray is an optional extra: slidingpolicy[ray]")
     from slidingpolicy.engine import workers
 
@@ -185,7 +195,9 @@ def test_capacity_on_ray_writes_what_local_processes_write(
         out = tmp_path / where[0].strip("-")
         code, _, err = _run([*args, *where, "-o", str(out)], capsys)
         assert code == 0, err
-        outputs[where[0]] = [(out / f).read_bytes() for f in ("results.json", "capacity.csv")]
+        results = json.loads((out / "results.json").read_text())
+        assert results.pop("provenance")["command"].endswith(" ".join([*where, "-o", str(out)]))
+        outputs[where[0]] = [json.dumps(results), (out / "capacity.csv").read_bytes()]
     assert outputs["--ray"] == outputs["--workers"]
     assert on_ray, "the trials ran on Ray"
     assert not ray.is_initialized(), "the instance it started is shut down"
@@ -230,7 +242,7 @@ def test_capacity_progress_names_the_rates_tried() -> None:
     assert trying(many) == "trying 8 rates, 1–1.7/s"
 
 
-def _log_line(plan: dict[str, Any], budget: Any = 2048, **drop: bool) -> str:
+def _log_line(plan: dict[str, Any] | None, budget: Any = 2048, **drop: bool) -> str:
     state = {
         "now": 0.888,
         "prefill_throughput": 8000.0,
@@ -321,6 +333,20 @@ def test_check_reports_broken_and_malformed_lines_together(
     assert "1 plans have token_budget null: invariant 4 not checked" in out
 
 
+def test_check_counts_and_skips_steps_without_a_plan_and_ignores_extra_keys(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    log = tmp_path / "trace.jsonl"
+    planned = json.loads(_log_line(ENLARGED))
+    planned.update(scheduled={"d": 1, "p": 340}, fallback=None, latency=0.2)
+    unplanned = {**planned, "plan": None, "fallback": "policy raised ZeroDivisionError"}
+    log.write_text(f"{json.dumps(planned)}\n{json.dumps(unplanned)}\n")
+    code, out, err = _run(["check", str(log)], capsys)
+    assert (code, err) == (0, "")
+    assert "1 plans checked: 0 break an invariant, 0 malformed lines" in out
+    assert "1 steps without a plan (scheduled by the engine itself)" in out
+
+
 def test_the_documented_log_line_parses() -> None:
     doc = (Path(__file__).resolve().parents[2] / "docs" / "checker.md").read_text()
     example = re.findall(r"```json\n(.*?)```", doc, re.S)[0]
@@ -388,3 +414,19 @@ def test_the_demo_writes_every_result_and_ranks_by_mean_capacity(tmp_path: Path)
     shown = [line.split()[1] for line in result.output.splitlines() if line.startswith("│")]
     shown = [p for p in shown if p in means]
     assert shown == sorted(means, key=lambda p: -means[p])
+
+
+def test_simulate_writes_a_timeline_that_perfetto_reads(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The Trace Event Format's JSON object: traceEvents, each with ph, pid, ts (and dur for
+    complete events); a batch per iteration."""
+    out, trace = tmp_path / "sim", tmp_path / "run.json"
+    args = ["simulate", "-p", "sarathi", "-n", "12", "--timeline", str(trace), "-o", str(out)]
+    code, _, err = _run(args, capsys)
+    assert code == 0, err
+    events = json.loads(trace.read_text())["traceEvents"]
+    assert all({"ph", "pid", "name"} <= set(e) for e in events)
+    assert all("ts" in e and "dur" in e for e in events if e["ph"] == "X")
+    batches = [e for e in events if e["ph"] == "X" and e["pid"] == 1]
+    assert len(batches) == _document(out)["metrics"]["iterations"]

@@ -1,19 +1,18 @@
-"""The note's worked example (§5), computed from the formulas.
+"""The worked example of the docs (docs/algorithms/mlps.md and the pages after it), computed
+from the formulas.
 
 Scene at t = 50 ms: 8 decodes whose tightest TBT slack is 30 ms; prefilling r1 (500 tokens
 left, TTFT slack 40 ms), r2 (800, 120 ms), r3 (200, 80 ms); waiting r4 (1024, 200 ms),
 r5 (300, 60 ms); ρ = 5000 tokens/s; B_max = 2048.
 
-Where the note's arithmetic disagrees with its own formulas, the formulas win:
-- Step 1: u(r4) = 1024 / (5000 · 0.2) = 1.024 > α = 1, so r4 is urgent (the note calls it
-  "borderline" and ranks it after r5); u(r5) = 300 / (5000 · 0.06) = 1.0 is not > α. Eq. 15
-  then orders the calm ones by r: r3 (200) before r5 (300). The note's [r1, r2, r5, r4, r3]
-  becomes [r1, r2, r4, r3, r5].
-- Step 2: filling 2040 tokens in that order takes r1, r2 and 740 tokens of r4 (the note
-  fills r1 + r2 + r3 + r5 = 1808, skipping r4).
-- Step 4: the spec caps the anchor's time at T_a = min(s_a, T_cur) = 30 ms and draws S_a
-  from the candidate batch (r2, r4); the note uses s_a = 40 ms and S_a = {r2, r3, r5}. Both
-  are computed below: the policy's decision, and the note's step 4 as the note states it.
+Each step follows the formulas (docs/algorithms/equations.md):
+- Step 1: u(r4) = 1024 / (5000 · 0.2) = 1.024 > α = 1, so r4 is urgent; u(r5) =
+  300 / (5000 · 0.06) = 1.0 is not > α. Eq. 15 then orders the calm ones by r: r3 (200)
+  before r5 (300): [r1, r2, r4, r3, r5].
+- Step 2: filling 2040 tokens in that order takes r1, r2 and 740 tokens of r4.
+- Step 4: the policy caps the anchor's time at T_a = min(s_a, T_cur) = 30 ms and draws S_a
+  from the candidate batch (r2, r4); eq. 17 as written uses s_a = 40 ms and S_a =
+  {r2, r3, r5}. Both are computed below.
 
 The predictor is a simple one chosen so the arithmetic can be checked by hand:
 T̂ = 8.0 ms + 0.1 ms per decode + 0.02 ms per prefill token (chunks ≥ 2 tokens).
@@ -98,8 +97,8 @@ def test_step_4_as_the_note_states_it() -> None:
     built = one_anchor(base, R1, [R1, *pool], NOW, limit=0.040, cap=2040)
     assert built is not None
     # C_a = (40 − 8.8) / 0.02 = 1560; capacity 1560 − 500 = 1060. Two items fit at most:
-    # {r3, r5} (500 tokens, Σv ≈ 4.33) beats {r2, r3} (1000 tokens, Σv ≈ 3.10) — the note's
-    # choice, and its 1008-token batch: 8 decodes + r1 500 + r3 200 + r5 300.
+    # {r3, r5} (500 tokens, Σv ≈ 4.33) beats {r2, r3} (1000 tokens, Σv ≈ 3.10) — and a
+    # 1008-token batch: 8 decodes + r1 500 + r3 200 + r5 300.
     assert [r.id for r in built.chosen] == ["r1", "r3", "r5"]
     assert 8 + sum(r.remaining_prefill for r in built.chosen) == 1008
     assert built.latency == pytest.approx(0.0088 + 0.020)

@@ -64,13 +64,21 @@ def test_a_start_outside_the_rates_a_search_explores_is_refused(start: float) ->
         capacities([RunSpec("sarathi")], start)
 
 
-@pytest.mark.parametrize("threshold", [MAX_RATE, 1e9])
-def test_a_capacity_beyond_the_highest_rate_ends_the_search(threshold: float) -> None:
-    """Regression: with every rate up to MAX_RATE passing, the search bisected towards an
-    infinite failing rate and never ended."""
-    passing, failing, _ = _drive(threshold, 1.0, 1, [])
-    assert MAX_RATE <= passing <= threshold
-    assert math.isinf(failing)
+@pytest.mark.parametrize("k", [1, 2])
+def test_a_run_that_passes_at_every_rate_stops_at_the_highest_rate_tried(k: int) -> None:
+    """Never a rate of inf: the bisection starts only once some rate failed."""
+    search = _search(1.0, PRECISION, 0.99, k, [])
+    tried: list[float] = []
+    try:
+        rates = next(search)
+        while True:
+            tried += rates
+            rates = search.send([1.0] * len(rates))
+    except StopIteration as done:
+        passing, failing = done.value
+    assert all(math.isfinite(r) for r in tried), tried
+    assert passing == max(tried) >= MAX_RATE
+    assert failing == math.inf
 
 
 def test_search_starts_from_known_trials() -> None:
@@ -106,3 +114,11 @@ def test_spreads_give_each_policys_mean_and_range_over_seeds() -> None:
     (a, b) = spreads(found)
     assert (a.policy, a.capacities, a.mean, a.low, a.high) == ("a", (1.0, 2.0), 1.5, 1.0, 2.0)
     assert (b.policy, b.mean) == ("b", 3.0)
+
+
+def test_search_stops_at_the_highest_rate_when_every_rate_passes() -> None:
+    """A policy that passes up to MAX_RATE ends there, failing rate unknown (infinite), and
+    never asks for an infinite rate."""
+    passing, failing, _ = _drive(1e9, 1.0, 1, [])
+    assert passing >= MAX_RATE
+    assert math.isinf(failing)

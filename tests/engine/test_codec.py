@@ -7,7 +7,7 @@ import json
 import pytest
 
 from slidingpolicy import Allocation, BatchPlan, Diagnostics, Request, SchedulerState
-from slidingpolicy.codec import CodecError, log_line, parse_line
+from slidingpolicy.codec import CodecError, log_line, parse_line, parse_step
 from slidingpolicy.errors import SlidingPolicyError
 
 
@@ -36,6 +36,15 @@ def test_round_trip() -> None:
     assert parse_line(log_line(state, plan, 2048)) == (state, plan, 2048)
 
 
+def test_a_step_without_a_plan_and_extra_keys() -> None:
+    state, plan = _pair()
+    document = json.loads(log_line(state, plan, 2048))
+    document.update(latency=0.05, scheduled={"a": 1}, fallback=None)
+    assert parse_step(json.dumps(document)) == (state, plan, 2048)
+    document.update(plan=None, fallback="policy raised ZeroDivisionError")
+    assert parse_step(json.dumps(document)) == (state, None, 2048)
+
+
 @pytest.mark.parametrize(
     ("mutate", "needle"),
     [
@@ -43,6 +52,7 @@ def test_round_trip() -> None:
         (lambda d: d["state"]["requests"][0].update(prefilled=900), "prefilled"),
         (lambda d: d["plan"].update(allocations=[["a"]]), "allocations[0]"),
         (lambda d: d.update(token_budget=-1), "token_budget"),
+        (lambda d: d.update(plan=None), "plan: must be a JSON object, got null"),
         (lambda d: d["state"]["requests"][0].update(colour=1), "colour"),
     ],
 )

@@ -165,7 +165,9 @@ def _stepped_run(
         if times and now >= arrival:
             break
         one = np.array([context + j * decodes], dtype=np.int64)
-        latency = noisy(float(run.hardware.decode_latencies(decodes, one)[0]), run.sigma, rng)
+        latency = noisy(
+            float(run.hardware.decode_latencies(decodes, one)[0]), run.hardware.noise_sigma, rng
+        )
         now += latency
         times.append(now)
         latencies.append(latency)
@@ -187,5 +189,5 @@ def test_run_times_equal_stepping_wherever_the_arrival_falls(crossing: int | Non
     for at in (arrival, math.nextafter(arrival, 0.0)):
         normals = Normals(engine_rng(0))
         assert run_times(
-            run.hardware, normals, run.sigma, run.now, decodes, context, steps, at
+            run.hardware, normals, run.now, decodes, context, steps, at
         ) == _stepped_run(run, decodes, context, steps, at)

@@ -4,13 +4,18 @@ from __future__ import annotations
 
 import math
 
+import attrs
 import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from slidingpolicy.engine.metrics import (
+    Stats,
     TokenLog,
+    _gap_stats,
+    duration_unit,
+    exact_sum,
     merged_percentiles,
     outcome,
     percentile,
@@ -97,6 +102,37 @@ def test_summary_by_hand() -> None:
     assert m.request_throughput == pytest.approx(2 / 3)
     assert m.predictor_mae == pytest.approx(0.15)
     assert m.predictor_bias == pytest.approx(-0.05)
+    # TTFT 0.5 and 2.0; E2E 0.6 and 2.0; TPOT only of the two-token request, (0.6 − 0.5)/1
+    assert attrs.astuple(m.stats("ttft")) == (1.25, 0.5, 0.75, 2.0, 2.0)
+    assert attrs.astuple(m.stats("e2e")) == pytest.approx((1.3, 0.6, 0.7, 2.0, 2.0))
+    assert attrs.astuple(m.stats("tpot")) == pytest.approx((0.1, 0.1, 0.0, 0.1, 0.1))
+    assert attrs.astuple(m.stats("tbt")) == pytest.approx((0.1, 0.1, 0.0, 0.1, 0.1))
+    assert m.goodput == pytest.approx(1 / 3)
+
+
+@given(
+    st.lists(st.floats(0.0, 1e4), max_size=30),
+    st.lists(st.tuples(st.floats(0.0, 1e4), st.integers(0, 5)), max_size=30),
+)
+def test_gap_stats_equal_the_stats_of_every_gap_written_out(
+    plain: list[float], runs: list[tuple[float, int]]
+) -> None:
+    values = np.array([v for v, _ in runs], dtype=np.float64)
+    weights = np.array([w for _, w in runs], dtype=np.int64)
+    every = np.array(plain + [v for v, w in runs for _ in range(w)], dtype=np.float64)
+    found = _gap_stats(np.array(plain, dtype=np.float64), values, weights)
+    expected = Stats.of(every)
+    for name in ("mean", "median", "std", "p90", "p99"):
+        got, want = getattr(found, name), getattr(expected, name)
+        assert (math.isnan(got) and math.isnan(want)) or got == pytest.approx(want, abs=1e-9)
+
+
+def test_stats_are_numpys_mean_and_population_std() -> None:
+    values = np.array([0.3, 1.0, 2.5, 2.5, 9.0])
+    found = Stats.of(values)
+    assert found.mean == pytest.approx(float(np.mean(values)))
+    assert found.std == pytest.approx(float(np.std(values)))
+    assert (found.median, found.p90, found.p99) == (2.5, 9.0, 9.0)
 
 
 def test_late_ttft_is_over_the_requests_whose_first_token_missed() -> None:
@@ -146,3 +182,38 @@ def test_merged_percentiles_are_the_percentiles_of_the_concatenation(
     assert got == expected or all(
         math.isnan(a) and math.isnan(b) for a, b in zip(got, expected, strict=True)
     )
+
+
+@pytest.mark.parametrize(
+    ("seconds", "unit"),
+    [
+        ([0.012, 0.3], "ms"),
+        ([0.5, 1.0], "s"),
+        ([59.9], "s"),
+        ([61.0, 2.0], "min"),
+        ([20715.302], "h"),
+        ([math.nan], "ms"),
+        ([math.nan, 7200.0, math.inf], "h"),
+    ],
+)
+def test_durations_take_the_unit_of_their_largest_value(seconds: list[float], unit: str) -> None:
+    """An hour-scale TTFT reads in hours, not as 20715302 ms."""
+    assert duration_unit(seconds)[0] == unit
+
+
+@given(
+    st.lists(st.floats(0.0, 1.0), max_size=20),
+    st.lists(st.tuples(st.floats(0.0, 1.0), st.integers(0, 40)), max_size=20),
+)
+def test_the_exact_sum_is_the_same_however_the_gaps_are_grouped(
+    plain: list[float], runs: list[tuple[float, int]]
+) -> None:
+    """A run of k equal gaps, counted once with weight k or k times one by one: the same bits
+    (stepping and the closed-form decode runs must agree)."""
+    values = np.array([v for v, _ in runs], dtype=np.float64)
+    weights = np.array([w for _, w in runs], dtype=np.int64)
+    spelled = np.array(plain + [v for v, w in runs for _ in range(w)], dtype=np.float64)
+    none = np.zeros(0, dtype=np.int64)
+    grouped = exact_sum(np.array(plain, dtype=np.float64), values, weights)
+    assert grouped == exact_sum(spelled, np.zeros(0), none)
+    assert grouped == math.fsum(spelled.tolist())

@@ -23,7 +23,9 @@ CONFIGS = {
     "sarathi-edf+sc": SlidingConfig(order="edf", constructor=False),
     "sarathi-edf+sc+mlps": SlidingConfig(order="mlps", constructor=False),
     "slidingserve": SlidingConfig(),
-    "slidingserve+": SlidingConfig(level_order="deadline", urgent_first=False),
+    "slidingserve+": SlidingConfig(
+        level_order="deadline", urgent_first=False, late_grace=60.0, kv_headroom=64
+    ),
 }
 
 

@@ -219,7 +219,7 @@ def test_the_verdict_on_fig4_is_decided_by_the_numbers(gains: list[float]) -> No
     inside = sum(0.25 <= g <= 1.11 for g in seen)
     below = sum(g < 0.25 for g in seen)
     above = sum(g > 1.11 for g in seen)
-    assert f"{inside} of 4 data sets inside the note's range, {below} below it, {above}" in text
+    assert f"{inside} of 4 data sets inside the paper's range, {below} below it, {above}" in text
     adjusted = dict(zip(DATASETS, seen, strict=True))
     most = max(adjusted, key=lambda d: adjusted[d])
     assert f"It gains most on {most}" in text
@@ -260,3 +260,18 @@ def test_the_reports_own_trials_on_ray_equal_the_local_ones() -> None:
         assert ray.get_runtime_context().gcs_address == address
     assert not ray.is_initialized()
     assert remote == local
+
+
+def test_a_limit_of_the_committed_report_reproduces() -> None:
+    """The limit is the fluid bound of the case, computed again here."""
+    from slidingpolicy.bound.limits import limit
+    from slidingpolicy.engine.sweep import WorkloadSpec
+
+    results, _ = _committed()
+    setting, dataset = PAPER_SETTINGS[1], "sharegpt"
+    row = next(
+        r for r in results["limits"] if (r["setting"], r["dataset"]) == (setting.key, dataset)
+    )
+    found = limit(WorkloadSpec(dataset), setting.hardware)
+    assert math.isclose(found.bound, row["bound"], rel_tol=1e-9)
+    assert list(found.binding) == row["binding"]

@@ -61,6 +61,24 @@ def test_changing_the_arrivals_leaves_the_lengths_alone() -> None:
     assert not np.array_equal(a.arrival, b.arrival)
 
 
+def test_cpu_mixed_is_chat_and_documents_seven_to_three_in_their_ranges_and_slos() -> None:
+    workload = make_workload("cpu-mixed", 1000, Poisson(2.0), seed=4)
+    chat = [r for r in workload.requests if r.source == "chat"]
+    documents = [r for r in workload.requests if r.source == "documents"]
+    assert (len(chat), len(documents)) == (700, 300)
+    for requests, prompt, slo in (
+        (chat, (32, 256), (1.0, 0.05)),
+        (documents, (512, 1024), (3.0, 0.05)),
+    ):
+        prompts = [r.prompt_tokens for r in requests]
+        outputs = [r.output_tokens for r in requests]
+        assert prompt[0] <= min(prompts) < prompt[0] + 10
+        assert prompt[1] - 10 < max(prompts) <= prompt[1]
+        assert 16 <= min(outputs) < 20
+        assert 92 < max(outputs) <= 96
+        assert {(r.ttft_slo, r.tbt_slo) for r in requests} == {slo}
+
+
 def test_requests_are_numbered_in_arrival_order_with_dataset_slos() -> None:
     workload = make_workload("mixed-v1", 100, Poisson(2.0), 0, slo_scale=2.0)
     assert [r.id for r in workload.requests] == [f"r{i}" for i in range(100)]
@@ -77,7 +95,7 @@ def test_tiered_slos_replace_the_dataset_ones() -> None:
 
 
 def test_an_unknown_workload_lists_the_known_ones() -> None:
-    with pytest.raises(UnknownNameError, match=r"arxiv, mixed-v1, mixed-v2, sharegpt"):
+    with pytest.raises(UnknownNameError, match=r"arxiv, cpu-mixed, mixed-v1, mixed-v2, sharegpt"):
         make_workload("lmsys", 10, Poisson(1.0), 0)
 
 

@@ -22,7 +22,7 @@ def test_slo_scale_multiplies_both_limits() -> None:
 
 
 def test_an_unknown_data_set_lists_the_known_ones() -> None:
-    with pytest.raises(UnknownNameError, match="arxiv, sharegpt"):
+    with pytest.raises(UnknownNameError, match="arxiv, chat, documents, sharegpt"):
         dataset_slo("lmsys")
 
 

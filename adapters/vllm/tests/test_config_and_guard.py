@@ -53,7 +53,12 @@ def test_the_tested_vllm_is_accepted() -> None:
     check_vllm()
 
 
-@pytest.mark.parametrize("version", ["0.33.0", "0.31.2", "1.32.0", "dev"])
+@pytest.mark.parametrize("version", ["0.32.0", "0.32.0+cpu", "0.33.0", "0.33.1"])
+def test_both_tested_series_are_accepted_with_the_known_hooks(version: str) -> None:
+    check_vllm(version)
+
+
+@pytest.mark.parametrize("version", ["0.34.0", "0.31.2", "1.32.0", "1.33.0", "dev"])
 def test_another_vllm_series_is_refused(version: str) -> None:
     with pytest.raises(UnsupportedVllmError, match=version):
         check_vllm(version)

@@ -1,6 +1,6 @@
 """A full in-process vLLM engine on CPU (dummy weights, the tiny model) with the adapter as
-`scheduler_cls`: every request finishes with its whole output, and the trace passes
-`slidingpolicy check`."""
+`scheduler_cls`: every request finishes with its whole output, and every line of the trace
+passes `slidingpolicy check` with the step's measured latency."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from vllm.inputs import TokensPrompt
 
 from tests.test_trace import check
 
+pytestmark = pytest.mark.engine
 REQUESTS = 36
 
 
@@ -63,5 +64,9 @@ def test_an_engine_completes_mixed_requests_under_the_policy(
     assert lines, "the adapter planned the engine's steps"
     assert all(line["fallback"] is None for line in lines)
     assert len({r["id"] for line in lines for r in line["state"]["requests"]}) == REQUESTS
+    ran = [line["latency"] for line in lines if line["scheduled"]]
+    assert len(ran) > 1
+    assert all(latency is not None and latency > 0 for latency in ran), "measured steps"
     done = check(trace)
     assert done.returncode == 0, done.stdout + done.stderr
+    assert f"{len(lines)} plans checked: 0 break an invariant, 0 malformed" in done.stdout

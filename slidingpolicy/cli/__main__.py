@@ -1,0 +1,5 @@
+"""`python -m slidingpolicy.cli`: the console script."""
+
+from slidingpolicy.cli import main
+
+main()

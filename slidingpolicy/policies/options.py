@@ -1,0 +1,59 @@
+"""The options each registered policy takes, with its default and a line on what it means.
+
+Nothing is written twice: the defaults are those of the config record (or of the builder's
+signature, for a fixed-budget baseline), the meanings are the "- `field`: text" lines of that
+record's docstring. `slidingpolicy policies` prints them; a test holds every option to having
+both.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+from typing import Any
+
+import attrs
+
+from slidingpolicy.policies.online import OPTIONS as ONLINE_OPTIONS
+from slidingpolicy.policies.online import OnlineConfig
+from slidingpolicy.policies.registry import entry_of
+
+
+@attrs.frozen(slots=True)
+class OptionDoc:
+    """One option of a policy: its name, its default and what it means."""
+
+    name: str
+    default: Any
+    meaning: str
+
+
+_BULLET = re.compile(r"^\s*- `(\w+)`: (.*?)(?=^\s*- `|^\s*$|\Z)", re.M | re.S)
+
+
+def field_meanings(record: type) -> dict[str, str]:
+    """Each "- `field`: text" line of `record`'s docstring (continued lines joined)."""
+    doc = inspect.getdoc(record) or ""
+    return {m.group(1): " ".join(m.group(2).split()) for m in _BULLET.finditer(doc)}
+
+
+def _defaults(record: type) -> dict[str, Any]:
+    return {f.name: f.default for f in attrs.fields(record) if f.default is not attrs.NOTHING}
+
+
+def policy_options(name: str) -> tuple[OptionDoc, ...]:
+    """The options of the policy registered as `name` (without the online ones), in order."""
+    entry = entry_of(name)
+    meanings = field_meanings(entry.documented_by)
+    if attrs.has(entry.documented_by) and set(entry.options) <= set(_defaults(entry.documented_by)):
+        defaults = _defaults(entry.documented_by)
+    else:
+        parameters = inspect.signature(entry.build).parameters
+        defaults = {k: p.default for k, p in parameters.items() if p.default is not p.empty}
+    return tuple(OptionDoc(o, defaults[o], meanings[o]) for o in entry.options)
+
+
+def online_options() -> tuple[OptionDoc, ...]:
+    """The options every policy takes to learn its predictor online (`OnlineConfig`)."""
+    meanings, defaults = field_meanings(OnlineConfig), _defaults(OnlineConfig)
+    return tuple(OptionDoc(o, defaults[o], meanings[o]) for o in ONLINE_OPTIONS)

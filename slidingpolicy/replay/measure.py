@@ -1,0 +1,88 @@
+"""What a client measured → the offline engine's token log, metrics and per-request outcomes.
+
+A request's tokens are recorded at the times the client received them, on the run's clock
+(seconds since it started, the clock of the workload's arrivals), into the engine's own
+`TokenLog`; `outcome` and `summarize` then judge them exactly as they judge a simulated run:
+token k due by a + L_ttft + (k − 1)·L_tbt (eq. 1), every metric with its one definition
+(`engine.metrics`). A request that failed (an HTTP error, a timeout, a stream cut short) keeps
+the tokens it received and, being incomplete, misses its SLO: it is counted, never dropped.
+
+A client cannot see the engine's iterations or preemptions: a replayed run reports them as
+unknown (None), not as zero.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections import Counter
+from collections.abc import Sequence
+
+import attrs
+
+from slidingpolicy.engine.metrics import Metrics, RequestOutcome, TokenLog, outcome, summarize
+from slidingpolicy.errors import InvalidRecordError
+from slidingpolicy.workloads import Workload
+
+UNOBSERVED = ("iterations", "preemptions", "predictor_mae", "predictor_bias")
+"""Metrics a client cannot measure (the engine's own counts and its policy's predictions)."""
+
+
+@attrs.frozen(slots=True)
+class Measured:
+    """What the client saw of one request: when it was sent and when each of its tokens
+    arrived (seconds on the run's clock), and why it failed (None if it did not)."""
+
+    sent: float
+    tokens: tuple[float, ...]
+    failure: str | None = None
+
+    def __attrs_post_init__(self) -> None:
+        times = (self.sent, *self.tokens)
+        if not all(math.isfinite(t) for t in times):
+            raise InvalidRecordError("measured request", "tokens", "must be finite times")
+        if any(b < a for a, b in itertools.pairwise(times)):
+            raise InvalidRecordError(
+                "measured request", "tokens", "must not come before the send or each other"
+            )
+
+
+def token_log(workload: Workload, measured: Sequence[Measured]) -> TokenLog:
+    """The engine's token log of the workload, each request's tokens at the measured times."""
+    if len(measured) != len(workload):
+        raise InvalidRecordError(
+            f"workload {workload.name!r}",
+            "measured",
+            f"has {len(measured)} requests measured for {len(workload)} sent",
+        )
+    log = TokenLog(workload.columns())
+    for i, request in enumerate(measured):
+        for time in request.tokens:
+            log.record((i,), time)
+    return log
+
+
+def run_end(workload: Workload, measured: Sequence[Measured]) -> float:
+    """The end of a replayed run: its last token, or its last arrival if none came after."""
+    last = max((m.tokens[-1] for m in measured if m.tokens), default=-math.inf)
+    return max(last, workload.requests[-1].arrival)
+
+
+def judge(workload: Workload, measured: Sequence[Measured]) -> tuple[Metrics, RequestOutcome]:
+    """The run's metrics and per-request outcomes, as `simulate` computes them; the metrics a
+    client cannot observe (`UNOBSERVED`) are zero or NaN here, and reported as None."""
+    log = token_log(workload, measured)
+    return summarize(log, run_end(workload, measured), iterations=0), outcome(log)
+
+
+def failures(measured: Sequence[Measured]) -> dict[str, int]:
+    """How many requests failed, by reason, most frequent first."""
+    return dict(Counter(m.failure for m in measured if m.failure is not None).most_common())
+
+
+def send_lag(workload: Workload, measured: Sequence[Measured]) -> float:
+    """The latest a request was sent after its arrival time (the client's own delay)."""
+    return max(
+        (m.sent - r.arrival for r, m in zip(workload.requests, measured, strict=True)),
+        default=0.0,
+    )

@@ -1,0 +1,117 @@
+"""`simulate --timeline`: the trace, loaded back, is the run: every iteration a batch event
+with its predicted and actual latency, every request's chunks and tokens, and a miss marked
+exactly where a request was late; recording it changes nothing in the run."""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from itertools import pairwise
+from typing import Any
+
+import pytest
+
+from slidingpolicy import by_name
+from slidingpolicy.engine import EngineOptions, simulate
+from slidingpolicy.engine.simulator import RunOutput
+from slidingpolicy.engine.sweep import HardwareSpec
+from slidingpolicy.engine.timeline import BATCHES, REQUESTS, Timeline
+from slidingpolicy.workloads import Poisson, Workload, make_workload
+
+HARDWARE = HardwareSpec()
+
+
+def _run(workload: Workload, timeline: Timeline | None, closed_form: bool = True) -> RunOutput:
+    policy = by_name("slidingserve", HARDWARE.predictor())
+    options = EngineOptions(strict=True, closed_form=closed_form)
+    return simulate(policy, workload, HARDWARE.build(), 3, options, timeline=timeline)
+
+
+@pytest.fixture(scope="module", params=[True, False], ids=["closed-form", "stepped"])
+def traced(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> tuple[Workload, RunOutput, dict[str, Any]]:
+    workload = make_workload("mixed-v1", 60, Poisson(2.5), seed=4)
+    timeline = Timeline(workload)
+    output = _run(workload, timeline, closed_form=request.param)
+    path = tmp_path_factory.mktemp("timeline") / "run.json"
+    timeline.write(path, "test")
+    return workload, output, json.loads(path.read_text())
+
+
+def test_recording_a_timeline_changes_nothing(
+    traced: tuple[Workload, RunOutput, dict[str, Any]],
+) -> None:
+    workload, output, _ = traced
+    assert _run(workload, None).metrics == output.metrics
+
+
+def test_a_track_per_request_and_one_for_batches(
+    traced: tuple[Workload, RunOutput, dict[str, Any]],
+) -> None:
+    workload, _, trace = traced
+    names = {
+        (e["pid"], e["tid"]): e["args"]["name"]
+        for e in trace["traceEvents"]
+        if e["ph"] == "M" and e["name"] == "thread_name"
+    }
+    assert names[(BATCHES, 0)] == "iterations"
+    assert [names[(REQUESTS, i)] for i in range(len(workload))] == [r.id for r in workload.requests]
+
+
+def test_every_iteration_is_a_batch_with_its_latencies(
+    traced: tuple[Workload, RunOutput, dict[str, Any]],
+) -> None:
+    _, output, trace = traced
+    events = trace["traceEvents"]
+    batches = [e for e in events if e["ph"] == "X" and e["pid"] == BATCHES]
+    assert len(batches) == output.metrics.iterations
+    for before, after in pairwise(batches):
+        assert after["ts"] >= before["ts"] + before["dur"] - 0.01
+    for batch in batches:
+        assert batch["args"]["actual_ms"] == pytest.approx(batch["dur"] / 1e3, abs=1e-5)
+        planned = batch["name"] != "decode run"
+        assert (batch["args"]["predicted_ms"] is not None) == planned
+    counters = [e for e in events if e["ph"] == "C"]
+    assert len(counters) == len(batches)
+    assert sum("predicted" in c["args"] for c in counters) == sum(
+        b["name"] != "decode run" for b in batches
+    )
+
+
+def test_each_request_shows_its_chunks_and_tokens(
+    traced: tuple[Workload, RunOutput, dict[str, Any]],
+) -> None:
+    workload, output, trace = traced
+    spans: dict[int, list[dict[str, Any]]] = defaultdict(list)
+    for e in trace["traceEvents"]:
+        if e["ph"] == "X" and e["pid"] == REQUESTS:
+            spans[e["tid"]].append(e)
+    for i, request in enumerate(workload.requests):
+        mine = spans[i]
+        assert mine[0]["name"] == "queued"
+        assert mine[0]["ts"] == pytest.approx(
+            (request.arrival - workload.requests[0].arrival) * 1e6
+        )
+        for before, after in pairwise(mine):
+            assert after["ts"] >= before["ts"] + before["dur"] - 0.01, "spans never overlap"
+        prefill = sum(e["args"]["tokens"] for e in mine if e["name"].startswith("prefill"))
+        decoded = sum(e["args"]["tokens"] for e in mine if e["name"].startswith("decode"))
+        if output.outcome.preemptions[i] == 0:
+            assert prefill == request.prompt_tokens
+        generated = int(output.outcome.generated[i])
+        assert decoded == max(generated - 1, 0) or output.outcome.preemptions[i] > 0
+
+
+def test_a_miss_is_marked_exactly_on_the_requests_that_were_late(
+    traced: tuple[Workload, RunOutput, dict[str, Any]],
+) -> None:
+    _, output, trace = traced
+    missed = {e["tid"] for e in trace["traceEvents"] if e["ph"] == "i"}
+    late = {i for i, x in enumerate(output.outcome.max_lateness.tolist()) if x > 0}
+    assert late, "the run has misses to mark"
+    assert missed == late
+    for event in trace["traceEvents"]:
+        if event["ph"] == "i":
+            assert event["name"] == "deadline miss"
+            assert event["args"]["late_ms"] > 0

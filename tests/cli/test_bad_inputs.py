@@ -13,10 +13,12 @@ from typing import Any, NamedTuple
 
 import pytest
 
-from slidingpolicy import default_predictor
+from slidingpolicy import Allocation, BatchPlan, Request, SchedulerState, default_predictor
 from slidingpolicy.cli import main
+from slidingpolicy.codec import log_line
 from slidingpolicy.engine.workers import default_workers
 from slidingpolicy.hardware.profiled import PER_LAYER_OPS
+from tests.bad_input_docs import documented_rows
 from tests.cli.conftest import run_cli
 
 PROFILE_HEADER = ",".join(
@@ -475,6 +477,26 @@ def test_a_log_line_nested_deep_is_malformed_not_a_broken_plan(
     assert err.strip() == f"{log}:1: malformed: {deep}"
 
 
+def test_a_log_line_with_a_waiting_request_that_generated_tokens_is_malformed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Such a request was once accepted by `Request` and so by `check` (exit 0)."""
+    waiting = Request("a", 0.0, 10, 0, 0, 3.0, 0.1)
+    state = SchedulerState(1.0, (waiting,), 8000.0)
+    plan = BatchPlan((Allocation("a", 10),), "chunker", 10, 0.01)
+    line = json.loads(log_line(state, plan, 2048))
+    line["state"]["requests"][0]["generated"] = 1
+    log = tmp_path / "log.jsonl"
+    log.write_text(json.dumps(line) + "\n")
+    code, out, err = run_cli(["check", str(log)], capsys)
+    assert code == 2
+    assert "Traceback" not in out + err
+    assert err.strip().startswith(
+        f"{log}:1: malformed: request 'a': generated=1 but the prefill is not complete "
+        "(prefilled=0 < prompt_tokens=10)"
+    )
+
+
 def test_workers_beyond_the_cpus_are_capped_with_a_note(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -483,3 +505,10 @@ def test_workers_beyond_the_cpus_are_capped_with_a_note(
     code, _, err = run_cli([*args, "-o", str(tmp_path)], capsys)
     assert code == 0
     assert f"--workers 99: this process may use {cores} CPUs; running {cores} workers" in err
+
+
+def test_the_docs_list_every_case() -> None:
+    """docs/bad-input.md holds each case with its message (`scripts/bad_input_tables.py`)."""
+    rows = documented_rows(Path(__file__).resolve().parents[2] / "docs" / "bad-input.md")
+    missing = [c.name for c in CASES if c.needle not in " ".join(rows.get(c.name, "").split())]
+    assert missing == [], "run python scripts/bad_input_tables.py"

@@ -44,6 +44,7 @@ from slidingpolicy.workloads import Burst, Poisson, TraceTimes, load_trace
 from slidingpolicy.workloads.arrivals import arrival_times
 from slidingpolicy.workloads.records import RequestSpec
 from slidingpolicy.workloads.slos import dataset_slo, tiered_slos
+from tests.bad_input_docs import documented_rows
 
 PREDICTOR = default_predictor()
 WAITING = Request("a", 0.0, 10, 0, 0, 3.0, 0.1)
@@ -432,3 +433,10 @@ def test_bad_input_names_what_is_wrong(case: Case, tmp_path: Path) -> None:
     with pytest.raises(SlidingPolicyError) as raised:
         case.call(path)
     assert case.needle in str(raised.value)
+
+
+def test_the_docs_list_every_case() -> None:
+    """docs/bad-input.md holds each case with its message (`scripts/bad_input_tables.py`)."""
+    rows = documented_rows(Path(__file__).resolve().parents[2] / "docs" / "bad-input.md")
+    missing = [c.name for c in CASES if c.needle not in " ".join(rows.get(c.name, "").split())]
+    assert missing == [], "run python scripts/bad_input_tables.py"

@@ -1,10 +1,12 @@
-"""Every policy under a burst: N ShareGPT-length requests arriving at once, default hardware.
+"""Every policy under a burst: N ShareGPT-length requests arriving at once, default hardware
+(qwen2.5-7b on 2× RTX 3090), default engine options (the hardware's KV cache).
 
-Each policy runs in its own process. Prints, per policy: SLO attainment, preemptions, TTFT
-p99, and the TTFT p99 and max of the late requests (those whose first token missed its TTFT
-SLO: the ones a policy that demotes late requests serves last). Asserts nothing.
+Each (policy, seed) runs in its own process. Prints, per policy and seed, then the mean over
+the seeds: SLO attainment, preemptions, TTFT p99, the TTFT p99 and max of the late requests
+(those whose first token missed its TTFT SLO: the ones a policy that demotes late requests
+serves last) and the run's end. Asserts nothing.
 
-`python bench/burst.py [--requests 2000] [--seed 0] [--policies a,b,...] [--workers 2]`
+`python bench/burst.py [--requests 2000] [--seeds 3] [--policies a;b;...] [--workers 2]`
 """
 
 from __future__ import annotations
@@ -13,15 +15,17 @@ import argparse
 from concurrent.futures import ProcessPoolExecutor
 
 POLICIES = ("qoserve", "slidingserve", "slidingserve+", "sarathi-edf", "vllm")
+"""The policies of the burst table (docs/decisions.md, "Bursts")."""
+FIGURES = ("attainment", "preemptions", "ttft_p99", "late_ttft_p99", "late_ttft_max", "end")
 
 
 def case(job: tuple[str, str, int, int]) -> dict[str, float]:
-    """Run one policy on the burst; its figures."""
+    """Run one policy on the burst of one seed; its figures."""
     import attrs
 
     from slidingpolicy import default_predictor
     from slidingpolicy.engine import EngineOptions, simulate
-    from slidingpolicy.hardware import build_hardware
+    from slidingpolicy.hardware import default_hardware
     from slidingpolicy.policies import by_name
     from slidingpolicy.policies.labels import parse_label
     from slidingpolicy.workloads import Poisson, Workload, make_workload
@@ -31,8 +35,7 @@ def case(job: tuple[str, str, int, int]) -> dict[str, float]:
     at_once = Workload("burst", tuple(attrs.evolve(r, arrival=0.0) for r in drawn.requests))
     name, options = parse_label(text)
     policy = by_name(name, default_predictor(), **dict(options))
-    hardware = build_hardware("rtx3090", "qwen2.5-7b", 2)
-    out = simulate(policy, at_once, hardware, seed, EngineOptions())
+    out = simulate(policy, at_once, default_hardware(), seed, EngineOptions())
     m = out.metrics
     return {
         "attainment": m.attainment,
@@ -44,28 +47,37 @@ def case(job: tuple[str, str, int, int]) -> dict[str, float]:
     }
 
 
+def row(name: str, f: dict[str, float]) -> str:
+    """One line of the table."""
+    return (
+        f"{name:<44} {f['attainment']:>10.1%} {f['preemptions']:>11.1f} {f['ttft_p99']:>10.1f} "
+        f"{f['late_ttft_p99']:>10.1f} {f['late_ttft_max']:>10.1f} {f['end']:>8.1f}"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--requests", type=int, default=2000)
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seeds", type=int, default=3, help="seeds 0 .. N-1")
     parser.add_argument("--workload", default="sharegpt")
-    parser.add_argument("--policies", default=",".join(POLICIES), help="labels, ';'-separated")
+    parser.add_argument("--policies", default=";".join(POLICIES), help="labels, ';'-separated")
     parser.add_argument("--workers", type=int, default=2)
     args = parser.parse_args()
-    names = args.policies.split(";") if ";" in args.policies else args.policies.split(",")
-    jobs = [(name, args.workload, args.requests, args.seed) for name in names]
+    names = args.policies.split(";")
+    seeds = range(args.seeds)
+    jobs = [(name, args.workload, args.requests, seed) for name in names for seed in seeds]
     print(
-        f"{'policy':<40} {'attainment':>10} {'preemptions':>11} {'TTFT p99 s':>10} "
+        f"{'policy (seed)':<44} {'attainment':>10} {'preemptions':>11} {'TTFT p99 s':>10} "
         f"{'late p99 s':>10} {'late max s':>10} {'end s':>8}"
     )
     with ProcessPoolExecutor(args.workers) as pool:
-        for name, f in zip(names, pool.map(case, jobs), strict=True):
-            print(
-                f"{name:<40} {f['attainment']:>10.1%} {f['preemptions']:>11.0f} "
-                f"{f['ttft_p99']:>10.1f} {f['late_ttft_p99']:>10.1f} {f['late_ttft_max']:>10.1f} "
-                f"{f['end']:>8.1f}",
-                flush=True,
-            )
+        figures = list(pool.map(case, jobs))
+    for j, name in enumerate(names):
+        runs = figures[j * len(seeds) : (j + 1) * len(seeds)]
+        for seed, f in zip(seeds, runs, strict=True):
+            print(row(f"{name} ({seed})", f))
+        mean = {k: sum(f[k] for f in runs) / len(runs) for k in FIGURES}
+        print(row(f"{name} (mean)", mean), flush=True)
 
 
 if __name__ == "__main__":

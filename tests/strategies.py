@@ -95,6 +95,7 @@ def configs(draw: st.DrawFn) -> SlidingConfig:
         window=draw(st.integers(1, 3)),
         demote_late=demote,
         late_grace=draw(st.sampled_from([None, 0.0, 0.5, 3.0])) if demote else None,
+        late_share=draw(st.sampled_from([1.0, 0.5, 0.1])),
         kv_headroom=draw(st.sampled_from([0, 16, 256])),
         split_search=draw(st.sampled_from(["exact", "ternary"])),
         order=draw(st.sampled_from(["mlps", "edf"])),

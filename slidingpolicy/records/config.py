@@ -32,10 +32,12 @@ class SlidingConfig:
     - `order`: MLPS (eq. 16) or EDF on the TTFT deadline (the ablation's base).
     - `level_order`: MLPS's key inside a level: the remaining prefill r_i (eq. 15, the
       paper's) or the TTFT deadline, r_i among equal deadlines (docs/decisions.md).
-    - `late_grace`: with `demote_late`, a request whose TTFT deadline passed more than this
-      many seconds ago is served again, in deadline order, before every live request (of its
-      protection class): what a demoted request waits is bounded (docs/decisions.md).
-      None (the paper's): late requests stay last.
+    - `late_grace` G and `late_share` f: with `demote_late`, a request whose TTFT deadline
+      passed more than G seconds ago is promoted: in the first f of every second
+      (`LATE_PERIOD`) it is served, in deadline order, before every live request of its
+      protection class, and the rest of the time it stays last. What a demoted request waits
+      is then bounded, at a cost of at most f of the engine's time to live requests
+      (docs/decisions.md, "Bursts"). None (the paper's): late requests stay last.
     - `kv_headroom`: a waiting request starts its prefill only if the KV slots left free
       after its prompt are at least this many per running request (decoding or prefilling,
       itself included): room for their next tokens, so that decodes do not run the cache
@@ -59,6 +61,7 @@ class SlidingConfig:
     constructor: bool = True
     latency_margin: float | None = None
     late_grace: float | None = None
+    late_share: float = 1.0
     kv_headroom: int = 0
 
     def __attrs_post_init__(self) -> None:
@@ -68,12 +71,7 @@ class SlidingConfig:
         _validate.positive(record, "epsilon", self.epsilon)
         if _validate.integer(record, "window", self.window, 1) > MAX_WINDOW:
             raise InvalidRecordError(record, "window", f"={self.window} must be <= {MAX_WINDOW}")
-        if self.late_grace is not None:
-            _validate.seconds(record, "late_grace", self.late_grace)
-            if not self.demote_late:
-                raise InvalidRecordError(
-                    record, "late_grace", "needs demote_late=True: nothing is demoted otherwise"
-                )
+        self._check_promotion(record)
         _validate.integer(record, "kv_headroom", self.kv_headroom, 0)
         if self.latency_margin is not None:
             margin = _validate.finite(record, "latency_margin", self.latency_margin)
@@ -91,3 +89,15 @@ class SlidingConfig:
         for field in ("demote_late", "constructor", "urgent_first"):
             if not isinstance(getattr(self, field), bool):
                 raise InvalidRecordError(record, field, "must be a bool")
+
+    def _check_promotion(self, record: str) -> None:
+        """`late_grace` (seconds, only with `demote_late`) and `late_share` in (0, 1]."""
+        share = _validate.finite(record, "late_share", self.late_share)
+        if not 0.0 < share <= 1.0:
+            raise InvalidRecordError(record, "late_share", f"={share} must be in (0, 1]")
+        if self.late_grace is not None:
+            _validate.seconds(record, "late_grace", self.late_grace)
+            if not self.demote_late:
+                raise InvalidRecordError(
+                    record, "late_grace", "needs demote_late=True: nothing is demoted otherwise"
+                )

@@ -15,6 +15,7 @@ from slidingpolicy.stages.assemble import assemble
 from slidingpolicy.stages.check import check_violations
 from slidingpolicy.stages.draft import Draft
 from slidingpolicy.stages.knapsack import knapsack, max_count
+from slidingpolicy.stages.order import promotion_line
 
 
 @attrs.frozen(slots=True)
@@ -193,8 +194,8 @@ def construct_batch(
 def construct_stage(draft: Draft) -> BatchPlan | None:
     """The BatchConstructor's stage (Fig. 3, Alg. 3): when the candidate batch puts a request
     at risk (the violation check), the best verified Y_a; None when nothing is at risk or no
-    anchor fits, or when the candidate batch holds a request promoted after its late grace
-    (`SlidingConfig.late_grace`: the chunker serves those first, in order), to leave the
+    anchor fits, or when the candidate batch holds a promoted request
+    (`stages.order.promotion_line`: the chunker serves those first, in order), to leave the
     iteration to the chunker."""
     now, cap, margin = draft.now, draft.cap, draft.margin
     if cap <= 0:
@@ -202,8 +203,8 @@ def construct_stage(draft: Draft) -> BatchPlan | None:
     candidate = check_violations(draft.fill, draft.queue, cap, now, margin)
     if not candidate.risky:
         return None
-    grace = draft.config.late_grace
-    if grace is not None and any(r.deadline <= now - grace for r in candidate.members):
+    promoted = promotion_line(draft.config, now)
+    if any(r.deadline <= promoted for r in candidate.members):
         return None
     built = construct_batch(
         draft.fill, candidate.members, candidate.risky, now, draft.t_cur, cap, margin

@@ -30,8 +30,11 @@ from slidingpolicy.records.tree import Node, scan
 MlpsKey = tuple[Any, ...]
 
 PROMOTED, LIVE, LATE = 0, 1, 2
-"""MLPS's stages of a request by its TTFT deadline d_i: past for longer than the late grace
-(served again), still ahead, or past within the grace (demoted)."""
+"""MLPS's stages of a request by its TTFT deadline d_i: promoted (past for longer than the
+late grace, in a promotion window: served again), still ahead, or past (demoted)."""
+LATE_PERIOD = 1.0
+"""Seconds: promoted requests go first in the first `late_share` of each period
+(`promotion_line`)."""
 
 SORT_LIMIT = 64
 """Queues of at most this many candidates are sorted, and so is any state built from a list
@@ -53,6 +56,16 @@ def is_urgent(
     return urgency(request.remaining_prefill, request.deadline, now, throughput, epsilon) > alpha
 
 
+def promotion_line(config: SlidingConfig, now: float) -> float:
+    """The TTFT deadline at or before which a late request is promoted at `now`: now − G
+    within the first `late_share` of each `LATE_PERIOD` (the promotion window), −inf outside
+    it or without a `late_grace` G (`SlidingConfig`)."""
+    grace = config.late_grace
+    if grace is None or now % LATE_PERIOD >= config.late_share * LATE_PERIOD:
+        return -math.inf
+    return now - grace
+
+
 def level_kind(config: SlidingConfig) -> Kind:
     """The index order inside MLPS's levels: (r_i, a_i, id), the paper's, or with
     `level_order="deadline"` (d_i, r_i, a_i, id)."""
@@ -63,7 +76,8 @@ def mlps_keys(now: float, throughput: float, config: SlidingConfig) -> Callable[
     """K_i = (1 − g_i, stage_i, 1 − e_i) then the level's own order (eq. 15), as a sort key.
 
     stage_i is LIVE, or with `demote_late` (§7.2) LATE once the TTFT deadline has passed and,
-    with a `late_grace` G, PROMOTED once it passed more than G ago (`PROMOTED < LIVE < LATE`);
+    with a `late_grace` G, PROMOTED once it passed more than G ago, in the promotion windows
+    (`promotion_line`; `PROMOTED < LIVE < LATE`);
     PROMOTED is one level, urgency aside (e_i = 0), so that promoted requests go in their own
     order. Inside a level: r_i, arrival, id (the paper's), or with `level_order="deadline"`
     the TTFT deadline, then r_i, arrival, id (`level_kind`). The configuration is read once,
@@ -73,8 +87,7 @@ def mlps_keys(now: float, throughput: float, config: SlidingConfig) -> Callable[
     demote, urgent_first = config.demote_late, config.urgent_first
     alpha, epsilon = config.urgency_threshold, config.epsilon
     by_remaining = config.level_order == "remaining"
-    grace = config.late_grace
-    promoted_before = -math.inf if grace is None else now - grace
+    promoted_before = promotion_line(config, now)
 
     def key(request: Request) -> MlpsKey:
         deadline = request.deadline
@@ -252,8 +265,7 @@ def mlps_levels(now: float, throughput: float, config: SlidingConfig) -> tuple[L
     subtrees holding none of its requests (module doc)."""
     key = mlps_keys(now, throughput, config)
     alpha, epsilon, demote = config.urgency_threshold, config.epsilon, config.demote_late
-    grace = config.late_grace
-    promoted_before = -math.inf if grace is None else now - grace
+    promoted_before = promotion_line(config, now)
     levels = []
     for protected in (0, 1):
         for stage in _stages(config):

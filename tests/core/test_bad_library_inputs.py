@@ -398,6 +398,21 @@ CASES = [
         "construct_batch: cap=-1 must be >= 0",
     ),
     Case(
+        "a late share of 0",
+        lambda _: SlidingConfig(late_grace=60.0, late_share=0.0),
+        "sliding config: late_share=0.0 must be in (0, 1]",
+    ),
+    Case(
+        "a late grace without demotion",
+        lambda _: SlidingConfig(demote_late=False, late_grace=60.0),
+        "sliding config: late_grace needs demote_late=True",
+    ),
+    Case(
+        "a negative KV headroom",
+        lambda _: SlidingConfig(kv_headroom=-1),
+        "sliding config: kv_headroom=-1 must be >= 0",
+    ),
+    Case(
         "default_predictor of a GPU that is not a name",
         lambda _: default_predictor(3),  # type: ignore[arg-type]
         "default_predictor: gpu must be a name, got 3",

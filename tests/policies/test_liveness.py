@@ -32,6 +32,7 @@ SLIDING_CHOICES: dict[str, st.SearchStrategy[Any]] = {
     "urgent_first": st.booleans(),
     "max_batch_tokens": st.sampled_from([256, 2048]),
     "late_grace": st.sampled_from([None, 0.0, 3.0]),
+    "late_share": st.sampled_from([1.0, 0.1]),
     "kv_headroom": st.sampled_from([0, 16, 4096]),
     "refit_every": st.sampled_from([None, 20]),
 }

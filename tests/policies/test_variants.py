@@ -24,7 +24,11 @@ CONFIGS = {
     "sarathi-edf+sc+mlps": SlidingConfig(order="mlps", constructor=False),
     "slidingserve": SlidingConfig(),
     "slidingserve+": SlidingConfig(
-        level_order="deadline", urgent_first=False, late_grace=60.0, kv_headroom=64
+        level_order="deadline",
+        urgent_first=False,
+        late_grace=60.0,
+        late_share=0.1,
+        kv_headroom=64,
     ),
 }
 

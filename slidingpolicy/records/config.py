@@ -32,12 +32,14 @@ class SlidingConfig:
     - `order`: MLPS (eq. 16) or EDF on the TTFT deadline (the ablation's base).
     - `level_order`: MLPS's key inside a level: the remaining prefill r_i (eq. 15, the
       paper's) or the TTFT deadline, r_i among equal deadlines (docs/decisions.md).
-    - `late_grace` G and `late_share` f: with `demote_late`, a request whose TTFT deadline
-      passed more than G seconds ago is promoted: in the first f of every second
-      (`LATE_PERIOD`) it is served, in deadline order, before every live request of its
-      protection class, and the rest of the time it stays last. What a demoted request waits
-      is then bounded, at a cost of at most f of the engine's time to live requests
-      (docs/decisions.md, "Bursts"). None (the paper's): late requests stay last.
+    - `late_grace`: G, with `demote_late`: a request whose TTFT deadline passed more than G
+      seconds ago is promoted (in the windows of `late_share`): served, in deadline order,
+      before every live request of its protection class, so that what a demoted request
+      waits is bounded (docs/decisions.md, "Bursts"). None (the paper's): late requests stay
+      last.
+    - `late_share`: f in (0, 1], the share of each second (`stages.order.LATE_PERIOD`), its
+      first f, in which promoted requests go first; the rest of the time they stay last, so
+      that they take at most f of the engine from live requests under sustained overload.
     - `kv_headroom`: a waiting request starts its prefill only if the KV slots left free
       after its prompt are at least this many per running request (decoding or prefilling,
       itself included): room for their next tokens, so that decodes do not run the cache

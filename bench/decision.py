@@ -9,7 +9,8 @@ the violation check routes to BatchConstructor.
 A second table times the same policies on states an engine run really met: every 10th
 snapshot of slidingserve serving the arXiv anchor's setup (llama3-8b on one A100, 1 req/s;
 `--run-requests` requests), where most states hold a few decodes and one candidate.
-A third table times each policy under overload: 64 decodes and N waiting requests of 50–4,000
+A third table times `observe` of the policies that learn online by default on those states.
+A fourth table times each policy under overload: 64 decodes and N waiting requests of 50–4,000
 prompt tokens, N from 100 to 50,000 (`--overload`), on states built from a `CandidateQueue`
 and followed by the states an engine would show next, as the engine does (issue "bounded
 cost under overload"); the first plan on a queue, which builds its index, is shown apart.
@@ -31,7 +32,7 @@ import numpy as np
 from slidingpolicy import CandidateQueue, Policy, Request, SchedulerState, default_predictor
 from slidingpolicy.engine import EngineOptions, simulate
 from slidingpolicy.hardware import build_hardware
-from slidingpolicy.policies import by_name, names
+from slidingpolicy.policies import Online, by_name, names
 from slidingpolicy.records.plan import BatchPlan
 from slidingpolicy.workloads import Poisson, make_workload
 from slidingpolicy.workloads.distributions import ARXIV, SHAREGPT
@@ -211,7 +212,9 @@ def main() -> None:
                 f"{percentile(times, 50) * 1e6:8.0f} {percentile(times, 99) * 1e6:8.0f}  {seen}"
             )
     if args.run_requests > 0:
-        time_run_states(args.policy or list(names()), run_states(args.run_requests))
+        met = run_states(args.run_requests)
+        time_run_states(args.policy or list(names()), met)
+        time_observe(args.policy or list(names()), met)
     if args.overload:
         sizes = [int(n) for n in args.overload.split(",")]
         time_overload(policies, sizes, args.repeats)
@@ -238,12 +241,41 @@ def time_run_states(chosen: Sequence[str], states: Sequence[SchedulerState]) -> 
         )
 
 
+def time_observe(chosen: Sequence[str], states: Sequence[SchedulerState]) -> None:
+    """The third table: what `observe` costs a policy that learns online (every policy of
+    `chosen` that does by default), on the engine run's states in turn, each told it ran in
+    1.3× its predicted latency (a machine slower than the predictor): the mean (refits
+    amortized), p50 and p99 per call, and how many calls refitted."""
+    predictor = default_predictor("a100-80g", "llama3-8b", 1)
+    print(f"\nobserve of the learning policies on the same {len(states)} states")
+    print(f"{'policy':20s} {'mean µs':>8s} {'p50 µs':>8s} {'p99 µs':>8s}  refits")
+    for name in chosen:
+        policy = by_name(name, predictor)
+        if not isinstance(policy, Online):
+            continue
+        pstate = policy.init()
+        times: list[float] = []
+        refits = 0
+        for state in states:
+            plan, pstate = policy.plan(pstate, state)
+            latency = 1.3 * max(plan.predicted_latency, 1e-3)
+            before = pstate.learner.predictor
+            start = time.perf_counter()
+            pstate = policy.observe(pstate, state, plan, latency)
+            times.append(time.perf_counter() - start)
+            refits += pstate.learner.predictor is not before
+        print(
+            f"{name:20s} {np.mean(times) * 1e6:8.0f} {percentile(times, 50) * 1e6:8.0f} "
+            f"{percentile(times, 99) * 1e6:8.0f}  {refits}"
+        )
+
+
 OVERLOAD_RATE = 10.0
 """Arrivals per second of the successive overloaded states (mixed-v1 at about 8× capacity)."""
 
 
 def time_overload(policies: Sequence[Policy[Any]], sizes: Sequence[int], repeats: int) -> None:
-    """The third table, ms per plan at 64 decodes plus N waiting for each N, two ways:
+    """The fourth table, ms per plan at 64 decodes plus N waiting for each N, two ways:
     repeated plans on one state whose waiting requests all have slack left (the first
     plan, which builds the queue's index, apart); and plans on successive states of an
     engine at overload (`OVERLOAD_RATE` arrivals per second, 50 ms apart), each state

@@ -68,6 +68,7 @@ def plan_to_dict(plan: BatchPlan) -> dict[str, Any]:
             "anchor": d.anchor,
             "anchor_slack": d.anchor_slack,
             "repaired": d.repaired,
+            "margin": d.margin,
         },
         "preempted": list(plan.preempted),
         "deferred": list(plan.deferred),

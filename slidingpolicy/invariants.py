@@ -46,15 +46,18 @@ def check_plan(
     plan: BatchPlan,
     token_budget: int | None = None,
     predictor: LatencyPredictor | None = None,
-    margin: float = 1.0,
+    margin: float | None = None,
 ) -> list[Violation]:
     """The invariants 1–7 that `plan` breaks on `state` (empty when it breaks none).
 
     `token_budget` enables invariant 4. Invariants 6 and 7 compare the plan's predicted
-    latency, times the policy's latency `margin`, with deadlines; given a `predictor`, the
-    latency is recomputed from the batch rather than taken from the plan.
+    latency, times the latency margin in force at that step, with deadlines: the plan's own
+    (`Diagnostics.margin`, what it was priced with) unless `margin` is given. Given a
+    `predictor`, the latency is recomputed from the batch rather than taken from the plan.
     """
     _check_arguments(state, plan, token_budget, predictor, margin)
+    if margin is None:
+        margin = plan.diagnostics.margin
     batch = _Batch.of(state, plan)
     found = batch.unknown + batch.sized
     found += _decode_violations(state, plan, batch, token_budget)
@@ -84,7 +87,8 @@ def _check_arguments(
         _validate.integer(where, "token_budget", token_budget, 1)
     if predictor is not None:
         _validate.instance(where, "predictor", predictor, LatencyPredictor)
-    _arguments.margin(where, margin)
+    if margin is not None:
+        _arguments.margin(where, margin)
 
 
 @attrs.define(slots=True)

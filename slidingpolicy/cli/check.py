@@ -68,14 +68,16 @@ def check(
         ),
     ] = 2,
     margin: Annotated[
-        float,
+        float | None,
         typer.Option(
             "--margin",
             min=1.0,
             max=10.0,
-            help="The policy's latency margin m: invariants 6-7 check T̂·m against deadlines.",
+            help="Check every plan against this latency margin m (invariants 6-7 compare T̂·m "
+            "with deadlines) instead of the margin each plan records it was priced with "
+            "(1.0 in logs written before plans recorded one).",
         ),
-    ] = 1.0,
+    ] = None,
 ) -> None:
     """Check every plan of a recorded run against the invariants; report, never crash.
 

@@ -54,7 +54,7 @@ def explain_command(
         typer.Option(
             "--at",
             help="Run --workload at --rate and explain the first decision at or after this "
-            "time (seconds).",
+            "time (seconds), with the predictor and margin the policy had learned by then.",
         ),
     ] = None,
     policy: Annotated[
@@ -120,7 +120,7 @@ def _scene(
         return _predictor_of(hardware), _read_state(state_file)
     if at is not None:
         checked = run_spec(policy, hardware, WorkloadChoice(workload, None, seed, rate=rate))
-        return checked.policy.predictor, _state_at(checked, at)  # type: ignore[attr-defined]
+        return _state_at(checked, at)
     from slidingpolicy.examples import EXAMPLES
 
     name = example or "readme"
@@ -151,27 +151,49 @@ def _read_state(path: Path) -> SchedulerState:
 
 
 class _ReachedError(Exception):
-    """Stops the run at the decision to explain."""
+    """Stops the run at the decision to explain, with the predictor it is priced with."""
 
-    def __init__(self, state: Any) -> None:
+    def __init__(self, state: Any, predictor: Any) -> None:
         super().__init__()
         self.state = state
+        self.predictor = predictor
 
 
-def _state_at(checked: Any, at: float) -> SchedulerState:
-    """The engine's state at its first decision at or after `at` seconds."""
+class _Until:
+    """The run's policy up to its first decision at or after `at`, where it stops the run
+    with the state and the predictor in force: the learned one (its margin included) for a
+    policy that learns online, else its own."""
+
+    def __init__(self, policy: Any, at: float) -> None:
+        self.policy, self.at = policy, at
+        self.name, self.token_budget = policy.name, policy.token_budget
+
+    def init(self) -> Any:
+        return self.policy.init()
+
+    def plan(self, pstate: Any, state: Any) -> Any:
+        if state.now >= self.at:
+            raise _ReachedError(state, getattr(pstate, "predictor", None) or self.policy.predictor)
+        return self.policy.plan(pstate, state)
+
+    def observe(self, pstate: Any, state: Any, plan: Any, latency: float) -> Any:
+        return self.policy.observe(pstate, state, plan, latency)
+
+    def observe_decodes(self, pstate: Any, decodes: Any, latencies: Any) -> Any:
+        return self.policy.observe_decodes(pstate, decodes, latencies)
+
+
+def _state_at(checked: Any, at: float) -> tuple[LatencyPredictor, SchedulerState]:
+    """The engine's state at its first decision at or after `at` seconds, and the predictor
+    the policy prices it with."""
     from slidingpolicy.engine.simulator import simulate
 
-    def stop(state: Any, plan: Any, budget: int) -> None:
-        if state.now >= at:
-            raise _ReachedError(state)
-
     spec = checked.spec
+    until = _Until(checked.policy, at)
     try:
-        simulate(checked.policy, checked.workload, checked.hardware, spec.seed, on_plan=stop)
+        simulate(until, checked.workload, checked.hardware, spec.seed)
     except _ReachedError as found:
-        state: SchedulerState = found.state
-        return state
+        return found.predictor, found.state
     raise CliError(f"--at {at}: the run decides nothing at or after {at} s")
 
 

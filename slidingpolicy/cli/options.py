@@ -201,7 +201,8 @@ PredictorOpt = Annotated[
     typer.Option(
         "--predictor",
         help="Latency predictor JSON (default: the hardware's own, packaged or fitted once "
-        "and cached).",
+        "and cached). SlidingServe's configurations learn online from it as their prior "
+        "unless given learn=false.",
     ),
 ]
 PoliciesOpt = Annotated[
@@ -210,7 +211,8 @@ PoliciesOpt = Annotated[
         "--policy",
         "-p",
         help="Comma-separated policies, or 'all'; options as name[key=value,...], "
-        "e.g. sarathi-edf[token_budget=768].",
+        "e.g. sarathi-edf[token_budget=768]; slidingserve+[learn=false] is the reference "
+        "without online learning.",
     ),
 ]
 

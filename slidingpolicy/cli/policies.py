@@ -45,7 +45,8 @@ def policies() -> None:
     console.print(described)
     console.print()
     learning = Table(
-        title="every policy also takes, to learn its predictor online (with refit_every)",
+        title="every policy also takes, to tune how it learns its predictor and margin online "
+        "(learn=true, the default of SlidingServe's configurations)",
         box=None,
         pad_edge=False,
     )
@@ -55,5 +56,7 @@ def policies() -> None:
         learning.add_row(f"{option.name}={_value(option.default)}", escape(option.meaning))
     console.print(learning)
     console.print(
-        "e.g. --policy 'sarathi-edf[token_budget=768],slidingserve[window=3]'", markup=False
+        "e.g. --policy 'sarathi-edf[token_budget=768],slidingserve[window=3]'; "
+        "slidingserve+[learn=false] is the reference without learning",
+        markup=False,
     )

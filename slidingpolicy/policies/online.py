@@ -1,9 +1,10 @@
-"""The online predictor (eq. 6, refitted): any policy that prices with a predictor, refitted as
-it runs.
+"""The online predictor (eq. 6, learned): any policy that prices with a predictor, learning it
+as it runs.
 
-`Online(inner, config)` keeps the statistics of every batch the policy ran with its measured
-latency, and every `refit_every` observations refits the predictor from them, with the inner
-policy's offline predictor, scaled to the data, as the prior (`fit.solve`). Nothing here is
+`Online(inner, config)` gives every batch the policy ran, with its measured latency, to the
+learner (`policies.learner`: refits from sufficient statistics with the inner policy's
+offline predictor as the prior, and the latency margin calibrated on a window of recent
+batches), and plans with the inner policy over the predictor it learned. Nothing here is
 specific to SlidingServe: the inner policy plans with whatever predictor the state holds.
 """
 
@@ -17,23 +18,20 @@ import numpy as np
 
 from slidingpolicy import _validate
 from slidingpolicy.errors import InvalidRecordError
+from slidingpolicy.policies import learner as learning
+from slidingpolicy.policies.learner import Learner, OnlineConfig
 from slidingpolicy.policy import DecodeRunObserver, Policy
-from slidingpolicy.pricing.features import (
-    DECODE,
-    FloatArray,
-    batch_features,
-    decode_terms,
-    tile_count,
-)
-from slidingpolicy.pricing.fit import PredictorStats, solve
+from slidingpolicy.pricing.features import batch_features
 from slidingpolicy.pricing.model import LatencyPredictor
 from slidingpolicy.records.plan import BatchPlan
 from slidingpolicy.records.request import Request
 from slidingpolicy.records.state import SchedulerState
 
 S = TypeVar("S")
-OPTIONS = ("refit_every", "forgetting", "prior_weight")
-"""The keyword options of `by_name` that wrap a policy in `Online`."""
+LEARN = "learn"
+"""The option that turns online learning on or off (`online`)."""
+OPTIONS = (LEARN, *(field.name for field in attrs.fields(OnlineConfig)))
+"""The keyword options of `by_name` that concern online learning."""
 
 
 class Priced(Policy[S], DecodeRunObserver[S], Protocol):
@@ -47,47 +45,23 @@ class Priced(Policy[S], DecodeRunObserver[S], Protocol):
 
 
 @attrs.frozen(slots=True)
-class OnlineConfig:
-    """How the online predictor learns.
-
-    - `refit_every`: refit after this many observations.
-    - `forgetting`: weight kept by old observations at each new one (1.0 = keep all).
-    - `prior_weight`: how many observations the offline predictor, scaled to the data, counts
-      for in a refit (`fit.solve`; 0 = the data alone). 200, one refit period: from the first
-      refit on, the engine's batches weigh at least as much as the prior.
-    """
-
-    refit_every: int = 200
-    forgetting: float = 1.0
-    prior_weight: float = 200.0
-
-    def __attrs_post_init__(self) -> None:
-        record = "online config"
-        _validate.integer(record, "refit_every", self.refit_every, 1)
-        if _validate.positive(record, "forgetting", self.forgetting) > 1.0:
-            raise InvalidRecordError(record, "forgetting", f"={self.forgetting} must be <= 1")
-        _validate.non_negative(record, "prior_weight", self.prior_weight)
-
-
-@attrs.frozen(slots=True)
 class OnlineState(Generic[S]):
-    """The inner policy as it plans now (with the latest predictor), its state, the
-    statistics since the start and the observations since the last refit."""
+    """The inner policy as it plans now (over the learned predictor), its state, and the
+    learner."""
 
     policy: Priced[S]
     inner: S
-    stats: PredictorStats
-    since_refit: int = 0
+    learner: Learner
 
     @property
     def predictor(self) -> LatencyPredictor:
-        """The predictor the plans price with now."""
+        """The predictor the plans price with now (its margin the one in force)."""
         return self.policy.predictor
 
 
 @attrs.frozen(slots=True)
 class Online(Generic[S]):
-    """`inner`, with its predictor refitted online (module docstring)."""
+    """`inner`, with its predictor and margin learned online (module docstring)."""
 
     inner: Priced[S]
     config: OnlineConfig = attrs.field(factory=OnlineConfig)
@@ -116,50 +90,47 @@ class Online(Generic[S]):
         return self.inner.token_budget
 
     def init(self) -> OnlineState[S]:
-        """The inner policy with its offline predictor, and no observation yet."""
-        tile = self.inner.predictor.tile
-        return OnlineState(self.inner, self.inner.init(), PredictorStats.empty(tile))
+        """The inner policy over its offline predictor, with the cold-start margin."""
+        learner = learning.start(self.inner.predictor, self.config)
+        return OnlineState(self._over(learner), self.inner.init(), learner)
 
     def plan(self, pstate: OnlineState[S], state: SchedulerState) -> tuple[BatchPlan, Any]:
-        """The inner policy's plan, priced with the latest predictor."""
+        """The inner policy's plan, priced with the learned predictor."""
         self._own(pstate)
         plan, inner = pstate.policy.plan(pstate.inner, state)
+        if inner is pstate.inner:
+            return plan, pstate
         return plan, attrs.evolve(pstate, inner=inner)
 
     def observe(
         self, pstate: OnlineState[S], state: SchedulerState, plan: BatchPlan, latency: float
     ) -> OnlineState[S]:
-        """Add (batch, latency) to the statistics; refit every `refit_every` observations."""
+        """Give the batch that ran and its latency to the learner."""
         self._own(pstate)
-        pstate = attrs.evolve(
-            pstate, inner=pstate.policy.observe(pstate.inner, state, plan, latency)
-        )
+        inner = pstate.policy.observe(pstate.inner, state, plan, latency)
         if not plan.allocations:
-            return pstate
+            return pstate if inner is pstate.inner else attrs.evolve(pstate, inner=inner)
         chunks = np.array([a.tokens for a in plan.allocations], dtype=np.int64)
         contexts = np.array(
             [_context(state, a.request_id) for a in plan.allocations], dtype=np.int64
         )
         x, scenario = batch_features(chunks, contexts, self.inner.predictor.tile)
-        return self._learn(pstate, x, scenario, latency)
+        learner = learning.observe(pstate.learner, self.config, x, scenario, latency)
+        return self._after(pstate, inner, learner)
 
     def observe_decodes(
         self, pstate: OnlineState[S], decodes: Sequence[Request], latencies: Sequence[float]
     ) -> OnlineState[S]:
-        """Observe each decode-only iteration in turn (its features in closed form)."""
+        """The decode-only iterations given to the learner at once (`learner.observe_decodes`)."""
         self._own(pstate)
         inner = pstate.policy.observe_decodes(pstate.inner, decodes, latencies)
-        pstate = attrs.evolve(pstate, inner=inner)
-        if not decodes:
-            return pstate
-        count = len(decodes)
+        if not decodes or not latencies:
+            return pstate if inner is pstate.inner else attrs.evolve(pstate, inner=inner)
         context = sum(d.context_tokens for d in decodes)
-        tile = self.inner.predictor.tile
-        tiles = () if tile is None else (tile_count(count, tile),)
-        for step, latency in enumerate(latencies):
-            terms = (*decode_terms(count, context + step * count), *tiles)
-            pstate = self._learn(pstate, np.array(terms, dtype=np.float64), DECODE, latency)
-        return pstate
+        learner = learning.observe_decodes(
+            pstate.learner, self.config, len(decodes), context, latencies
+        )
+        return self._after(pstate, inner, learner)
 
     def _own(self, pstate: object) -> None:
         """`pstate` must be a state this policy's `init` began: the inner policy it holds is
@@ -174,33 +145,36 @@ class Online(Generic[S]):
                 "give the state this policy's init made",
             )
 
-    def _learn(
-        self, pstate: OnlineState[S], x: FloatArray, scenario: int, latency: float
-    ) -> OnlineState[S]:
-        """Add one observation; every `refit_every` of them, refit from the statistics since
-        the start with the offline predictor as prior (`fit.solve`)."""
-        config = self.config
-        stats = pstate.stats.add(x, scenario, latency, config.forgetting)
-        seen = pstate.since_refit + 1
-        if seen < config.refit_every:
-            return attrs.evolve(pstate, stats=stats, since_refit=seen)
-        offline = self.inner.predictor
-        predictor = solve(
-            stats, prior=offline, source=offline.source, prior_weight=config.prior_weight
-        )
-        policy = attrs.evolve(self.inner, predictor=predictor)  # type: ignore[misc]
-        return OnlineState(policy, pstate.inner, stats, 0)
+    def _over(self, learner: Learner) -> Priced[S]:
+        """The inner policy over the learner's predictor."""
+        return attrs.evolve(self.inner, predictor=learner.predictor)  # type: ignore[misc]
+
+    def _after(self, pstate: OnlineState[S], inner: S, learner: Learner) -> OnlineState[S]:
+        """The state with the inner state and the learner after an observation; the inner
+        policy rebuilt only when the learner installed a new predictor."""
+        if learner.predictor is pstate.learner.predictor:
+            return OnlineState(pstate.policy, inner, learner)
+        return OnlineState(self._over(learner), inner, learner)
 
 
-def online(policy: Policy[Any], **options: Any) -> Policy[Any]:
-    """`policy` learning online with `OnlineConfig(**options)`; `policy` itself when
-    `refit_every` is absent or None (then no other option of `OPTIONS` may be given)."""
-    if options.get("refit_every") is None:
-        for option in options:
-            if option != "refit_every":
-                raise InvalidRecordError(
-                    f"policy {policy.name!r}", option, "needs refit_every (online learning)"
-                )
+def online(policy: Policy[Any], default: bool, **options: Any) -> Policy[Any]:
+    """`policy` learning online with `OnlineConfig(**options)`, or `policy` itself.
+
+    `learn` (an option) says whether it learns: by default it does when `default` is true or
+    when any other learning option is given; with `learn=False` no other may be given.
+    """
+    learn = options.pop(LEARN, None)
+    record = f"policy {policy.name!r}"
+    if learn is None:
+        learn = default or bool(options)
+    elif not isinstance(learn, bool):
+        raise InvalidRecordError(record, LEARN, f"={learn!r} must be true or false")
+    if not learn:
+        if options:
+            option = next(iter(options))
+            raise InvalidRecordError(
+                record, option, "tunes online learning, which learn=false turns off"
+            )
         return policy
     return Online(cast(Priced[Any], policy), OnlineConfig(**options))
 

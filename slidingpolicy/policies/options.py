@@ -14,8 +14,8 @@ from typing import Any
 
 import attrs
 
-from slidingpolicy.policies.online import OPTIONS as ONLINE_OPTIONS
-from slidingpolicy.policies.online import OnlineConfig
+from slidingpolicy.policies.learner import OnlineConfig
+from slidingpolicy.policies.online import LEARN
 from slidingpolicy.policies.registry import entry_of
 
 
@@ -42,7 +42,8 @@ def _defaults(record: type) -> dict[str, Any]:
 
 
 def policy_options(name: str) -> tuple[OptionDoc, ...]:
-    """The options of the policy registered as `name` (without the online ones), in order."""
+    """The options of the policy registered as `name`, in order, and last `learn`, whose
+    default is the policy's (the learner's own options are `online_options`)."""
     entry = entry_of(name)
     meanings = field_meanings(entry.documented_by)
     if attrs.has(entry.documented_by) and set(entry.options) <= set(_defaults(entry.documented_by)):
@@ -50,10 +51,13 @@ def policy_options(name: str) -> tuple[OptionDoc, ...]:
     else:
         parameters = inspect.signature(entry.build).parameters
         defaults = {k: p.default for k, p in parameters.items() if p.default is not p.empty}
-    return tuple(OptionDoc(o, defaults[o], meanings[o]) for o in entry.options)
+    learn = OptionDoc(LEARN, entry.learns, field_meanings(OnlineConfig)[LEARN])
+    return (*(OptionDoc(o, defaults[o], meanings[o]) for o in entry.options), learn)
 
 
 def online_options() -> tuple[OptionDoc, ...]:
-    """The options every policy takes to learn its predictor online (`OnlineConfig`)."""
+    """The options every policy takes to tune the online learner (`OnlineConfig`)."""
     meanings, defaults = field_meanings(OnlineConfig), _defaults(OnlineConfig)
-    return tuple(OptionDoc(o, defaults[o], meanings[o]) for o in ONLINE_OPTIONS)
+    return tuple(
+        OptionDoc(f.name, defaults[f.name], meanings[f.name]) for f in attrs.fields(OnlineConfig)
+    )

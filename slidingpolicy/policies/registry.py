@@ -32,6 +32,8 @@ class Entry:
     options: tuple[str, ...]
     summary: str
     documented_by: type = FixedBudget
+    learns: bool = False
+    """Whether it learns its predictor online unless given `learn=false`."""
 
 
 def qoserve(predictor: LatencyPredictor, **options: Any) -> QoServe:
@@ -57,7 +59,11 @@ _REGISTRY: MappingProxyType[str, Entry] = MappingProxyType(
         ),
         **{
             name: Entry(
-                partial(sliding_variant, name), variant_options(name), summary, SlidingConfig
+                partial(sliding_variant, name),
+                variant_options(name),
+                summary,
+                SlidingConfig,
+                learns=True,
             )
             for name, summary in VARIANT_SUMMARIES.items()
         },
@@ -86,8 +92,10 @@ def summary(name: str) -> str:
 def by_name(name: str, predictor: LatencyPredictor, **options: Any) -> Policy[Any]:
     """The policy registered as `name`, over `predictor`, with its keyword `options`.
 
-    Every policy also takes the options of `online.OnlineConfig` (`refit_every`,
-    `forgetting`, `prior_weight`): with `refit_every`, it learns its predictor online.
+    Every policy also takes `learn` and the options of `learner.OnlineConfig`
+    (`refit_every`, `prior_weight`, `cold_margin`, ...). SlidingServe's variants learn their
+    predictor and margin online by default, the baselines do not: `learn=False` turns it
+    off, `learn=True` (or any learning option) turns it on.
 
     Raises `UnknownNameError` (listing the known names) for an unknown name, and
     `InvalidRecordError` naming the option for an option the policy does not take or a
@@ -110,4 +118,9 @@ def by_name(name: str, predictor: LatencyPredictor, **options: Any) -> Policy[An
             )
     learning = {k: v for k, v in options.items() if k in ONLINE_OPTIONS}
     policy = entry.build(predictor, **{k: v for k, v in options.items() if k not in learning})
-    return online(policy, **learning)
+    return online(policy, entry.learns, **learning)
+
+
+def learns(name: str) -> bool:
+    """Whether the policy registered as `name` learns online unless told `learn=false`."""
+    return entry_of(name).learns

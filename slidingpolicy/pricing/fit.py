@@ -13,7 +13,9 @@ that makes the predictor monotone across scenarios (proofs/monotonicity.md §5):
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Sequence
+from statistics import NormalDist
 
 import attrs
 import numpy as np
@@ -69,13 +71,40 @@ class PredictorStats:
     ) -> PredictorStats:
         """The statistics after one more observation; older ones are scaled by `forgetting`."""
         _validate.non_negative("predictor sample", "latency", latency)
-        z = np.concatenate(([1.0], features))
-        gram, moment = self.gram * forgetting, self.moment * forgetting
-        yy, count = self.yy * forgetting, self.count * forgetting
-        gram[scenario] += np.outer(z, z)
-        moment[scenario] += latency * z
-        yy[scenario] += latency * latency
-        count[scenario] += 1.0
+        return self.fold(
+            features.reshape(1, -1), np.array([scenario]), np.array([latency]), forgetting
+        )
+
+    def fold(
+        self,
+        features: FloatArray,
+        scenarios: IntArray,
+        latencies: FloatArray,
+        forgetting: float = 1.0,
+        weights: FloatArray | None = None,
+    ) -> PredictorStats:
+        """The statistics after the observations in the rows of `features` (with their
+        `scenarios` and `latencies`), in order: after k of them, what came before weighs
+        forgetting^k and row i forgetting^(k−1−i), as k calls of `add` would weigh them (one
+        product per scenario; a single row gives `add`'s very bits). With `weights`, row i's
+        squared error also weighs weights[i] (weighted least squares); the count still counts
+        observations, so that a prior's weight (`solve`) stays in observations."""
+        k = len(latencies)
+        if k == 0:
+            return self
+        z = np.hstack((np.ones((k, 1)), features))
+        kept = forgetting ** np.arange(k - 1, -1, -1, dtype=np.float64)
+        weighed = kept if weights is None else kept * weights
+        decay = forgetting**k
+        gram, moment = self.gram * decay, self.moment * decay
+        yy, count = self.yy * decay, self.count * decay
+        for scenario in np.unique(scenarios).tolist():
+            rows = scenarios == scenario
+            zs, ws, ys = z[rows], weighed[rows], latencies[rows]
+            gram[scenario] += zs.T @ (ws[:, None] * zs)
+            moment[scenario] += zs.T @ (ws * ys)
+            yy[scenario] += ws @ (ys * ys)
+            count[scenario] += kept[rows].sum()
         return PredictorStats(read_only(gram), read_only(moment), read_only(yy), read_only(count))
 
     def merged(self) -> tuple[FloatArray, FloatArray, float]:
@@ -213,6 +242,17 @@ def solve(
     )
 
 
+def in_order(predictor: LatencyPredictor) -> LatencyPredictor:
+    """`predictor` in the fit's monotone order (w_DECODE ≤ w_MIXED ≥ w_PREFILL elementwise,
+    intercepts included; proofs/monotonicity.md §5): MIXED raised to the elementwise largest
+    of the three models, DECODE and PREFILL kept. Itself when already in order."""
+    decode, prefill, mixed = predictor.coefficients
+    top = np.maximum(mixed, np.maximum(decode, prefill))
+    if np.array_equal(top, mixed):
+        return predictor
+    return attrs.evolve(predictor, mixed=_model(top, predictor.mixed.samples))
+
+
 def _ints(values: Sequence[int]) -> tuple[int, ...]:
     return tuple(values)
 
@@ -280,11 +320,28 @@ def held_out_ratios(
     return ratios
 
 
-def calibrate_margin(ratios: Sequence[float], quantile: float = MARGIN_QUANTILE) -> float:
+def calibrate_margin(
+    ratios: Sequence[float] | FloatArray, quantile: float = MARGIN_QUANTILE
+) -> float:
     """The smallest m ≥ 1 with y ≤ m·T̂ on a `quantile` share of the held-out `ratios`."""
-    if not ratios:
+    if len(ratios) == 0:
         return 1.0
     return max(1.0, float(np.quantile(ratios, quantile, method="higher")))
+
+
+LARGEST_EXPONENT = math.log(sys.float_info.max)
+
+
+def log_normal_margin(ratios: FloatArray, quantile: float = MARGIN_QUANTILE) -> float:
+    """exp(μ + z_q·σ) over the logs of the positive `ratios` (at least 1): the `quantile` of
+    the log-normal fitted to them. n ratios show the empirical quantile only down to their
+    1/n tail; the fit reaches past it (a heavy tail, which it under-states, then shows in the
+    empirical one). 1 with fewer than two ratios; inf where the fit's quantile overflows."""
+    logs = np.log(ratios[ratios > 0.0])
+    if len(logs) < 2:
+        return 1.0
+    exponent = float(logs.mean() + NormalDist().inv_cdf(quantile) * logs.std(ddof=1))
+    return math.exp(exponent) if exponent < LARGEST_EXPONENT else math.inf
 
 
 def fit_predictor(

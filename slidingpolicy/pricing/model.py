@@ -156,6 +156,13 @@ class LatencyPredictor:
         row = self.coefficients[scenario]
         return float(row[0] + row[1:] @ x)
 
+    def predict_rows(self, features: FloatArray, scenarios: IntArray) -> FloatArray:
+        """T̂ of many batches at once: row i of `features` is batch i's x (eq. 4), of
+        scenario scenarios[i] (eq. 6)."""
+        rows = self.coefficients[scenarios]
+        predicted: FloatArray = rows[:, 0] + np.einsum("ij,ij->i", rows[:, 1:], features)
+        return predicted
+
     def scaled(self, factor: float) -> LatencyPredictor:
         """This predictor for a machine `factor` times as slow: every coefficient times
         `factor`, the margin kept."""

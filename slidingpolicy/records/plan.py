@@ -79,7 +79,9 @@ def trusted_allocation(request_id: str, tokens: int) -> Allocation:
 
 @attrs.frozen(slots=True)
 class Diagnostics:
-    """Why a plan is what it is: the window (eq. 7–8), the budgets and the constructor's anchor.
+    """Why a plan is what it is: the window (eq. 7–8), the budgets, the constructor's anchor,
+    and the latency margin m its predicted latencies were held to (T̂·m against deadlines;
+    1.0 for a policy without one, and in logs written before plans carried it).
 
     Times are seconds; None where the quantity does not apply (no D_safe, no window, the
     chunker path).
@@ -93,6 +95,14 @@ class Diagnostics:
     anchor: str | None = None
     anchor_slack: float | None = None
     repaired: bool = False
+    margin: float = 1.0
+
+    def __attrs_post_init__(self) -> None:
+        margin = self.margin
+        if type(margin) is float and 1.0 <= margin < math.inf:
+            return
+        if _validate.finite("diagnostics", "margin", margin) < 1.0:
+            raise InvalidRecordError("diagnostics", "margin", f"={margin} must be >= 1")
 
 
 @attrs.frozen(slots=True)

@@ -81,6 +81,26 @@ LOADS = (0.5, 0.75, 1.0, 1.25, 1.5, 2.0)
 LOAD_POLICIES = ("sarathi-edf", "qoserve", "slidingserve", "slidingserve+")
 """The policies of Fig. 5 and Fig. 6 (the paper's two baselines and ours)."""
 
+ROBUSTNESS_POLICIES = (
+    "qoserve",
+    "greedy",
+    "slidingserve",
+    "slidingserve[learn=false]",
+    "slidingserve+",
+    "slidingserve+[learn=false]",
+)
+"""Every policy of Fig. 4 that prices batches with a predictor, and SlidingServe's two
+configurations without online learning (the reference `learn=false`)."""
+
+UNDER, OVER = "under-predicting", "over-predicting"
+ROBUSTNESS_PREDICTORS = (
+    (UNDER, HardwareSpec("a100-80g", "qwen2.5-7b", 1)),
+    (OVER, HardwareSpec("rtx3090", "qwen2.5-7b", 1)),
+)
+"""The wrong predictors each of those is also sized with: the packaged predictors of two other
+profiles of the same model. On 2× RTX 3090, one A100's prices batches too fast, one RTX
+3090's too slow."""
+
 
 @attrs.frozen(slots=True)
 class BurstShape:
@@ -112,6 +132,7 @@ class ReproConfig:
     load_seeds: int
     burst_cases: tuple[tuple[str, str], ...]
     burst_seeds: int
+    robustness_cases: tuple[tuple[str, str], ...] = ()
     burst: BurstShape = attrs.field(factory=BurstShape)
     predictor_samples: int = 4000
     cost_requests: int = 300
@@ -121,7 +142,8 @@ class ReproConfig:
         _validate.integer("reproduce config", "requests", self.requests, 1)
         _validate.integer("reproduce config", "seeds", self.seeds, 1)
         keys = {s.key for s in self.settings}
-        for field in ("ablation_cases", "window_cases", "load_cases", "burst_cases"):
+        fields = ("ablation_cases", "window_cases", "load_cases", "burst_cases", "robustness_cases")
+        for field in fields:
             if not getattr(self, field):
                 raise _validate.fail(
                     "reproduce config", field, "names no case (the report needs one)"
@@ -169,6 +191,7 @@ QUICK = ReproConfig(
     load_seeds=1,
     burst_cases=((_QWEN, "mixed-v1"),),
     burst_seeds=2,
+    robustness_cases=((_QWEN, "mixed-v1"),),
     cost_requests=200,
     cost_repeats=3,
 )
@@ -188,6 +211,7 @@ FULL = ReproConfig(
     load_seeds=1,
     burst_cases=tuple((s.key, d) for s in PAPER_SETTINGS for d in ("mixed-v1", "arxiv")),
     burst_seeds=3,
+    robustness_cases=((_QWEN, "mixed-v1"), (_QWEN, "arxiv")),
     cost_requests=600,
     cost_repeats=5,
 )

@@ -21,12 +21,15 @@ from slidingpolicy.engine.sweep import HardwareSpec, RunSpec, WorkloadSpec, pred
 from slidingpolicy.engine.workers import trial_runner
 from slidingpolicy.policies import by_name
 from slidingpolicy.pricing import evaluate, fit_predictor
+from slidingpolicy.pricing.defaults import PACKAGED, profile_key
 from slidingpolicy.reproduce.config import (
     LOAD_POLICIES,
     LOADS,
     OUR_ABLATION,
     PAPER_ABLATION,
     POLICIES,
+    ROBUSTNESS_POLICIES,
+    ROBUSTNESS_PREDICTORS,
     WINDOW_POLICIES,
     WINDOWS,
     ReproConfig,
@@ -111,6 +114,54 @@ def capacity_rows(
             }
         )
     return rows
+
+
+OWN = "own"
+"""The robustness table's name for the hardware's own predictor."""
+
+
+def packaged_predictor(hardware: HardwareSpec) -> str:
+    """The path of the packaged predictor of a plain roofline profile."""
+    return str(PACKAGED / f"{profile_key(hardware.gpu, hardware.model, hardware.tp)}.json")
+
+
+def robustness_rows(
+    config: ReproConfig,
+    capacity: Sequence[Row],
+    bar: Bar,
+    workers: int | None,
+    ray: str | None = None,
+) -> list[Row]:
+    """The robustness table: the capacity of each policy of `ROBUSTNESS_POLICIES` on each
+    robustness case with each predictor of `ROBUSTNESS_PREDICTORS`, and with the hardware's
+    own where Fig. 4 did not size it already (`capacity`)."""
+    tags: list[tuple[str, str, str]] = []
+    bases: list[RunSpec] = []
+    for key, dataset in config.robustness_cases:
+        base = base_spec(config, config.setting(key), dataset, config.requests)
+        sized = {r["policy"] for r in capacity if (r["setting"], r["dataset"]) == (key, dataset)}
+        for label in ROBUSTNESS_POLICIES:
+            runs: list[tuple[str, str | None]] = [] if label in sized else [(OWN, None)]
+            runs += [(kind, packaged_predictor(h)) for kind, h in ROBUSTNESS_PREDICTORS]
+            for kind, path in runs:
+                for seed in range(config.seeds):
+                    tags.append((key, dataset, kind))
+                    bases.append(attrs.evolve(base.with_policy(label), seed=seed, predictor=path))
+    with bar("robustness to the predictor", len(bases)) as tick:
+        found = capacities(bases, workers=workers, on_done=lambda _: tick(1), ray=ray)
+    return [
+        {
+            "setting": key,
+            "dataset": dataset,
+            "predictor": kind,
+            "policy": result.policy,
+            "seed": result.seed,
+            "capacity": result.capacity,
+            "failing": None if math.isinf(result.failing) else result.failing,
+            "trials": len(result.trials),
+        }
+        for (key, dataset, kind), result in zip(tags, found, strict=True)
+    ]
 
 
 def limit_rows(config: ReproConfig, bar: Bar) -> list[Row]:

@@ -23,6 +23,7 @@ from slidingpolicy.reproduce.experiments import (
     limit_rows,
     load_rows,
     predictor_rows,
+    robustness_rows,
 )
 from slidingpolicy.reproduce.figures import draw
 from slidingpolicy.reproduce.report import render
@@ -63,6 +64,10 @@ def reproduce(
             "load": stage("load", lambda: load_rows(config, capacity, bar, workers, address)),
             "burst": stage("burst", lambda: burst_rows(config, capacity, bar, workers, address)),
             "predictor": stage("predictor", lambda: predictor_rows(config, bar, workers, address)),
+            "robustness": stage(
+                "robustness",
+                lambda: robustness_rows(config, capacity, bar, workers, address),
+            ),
         }
     cost = stage("cost", lambda: decision_cost(config, capacity, bar))
     timings = {

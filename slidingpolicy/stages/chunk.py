@@ -74,7 +74,10 @@ def chunk_stage(draft: Draft) -> BatchPlan:
     horizon = tuple(w / draft.margin for w in draft.horizon)
     decision = sliding_chunk(draft.fill, horizon, draft.cap, draft.config)
     diagnostics = Diagnostics(
-        t_cur=draft.t_cur, t_next=draft.t_next, budget_sum=decision.budget_sum
+        t_cur=draft.t_cur,
+        t_next=draft.t_next,
+        budget_sum=decision.budget_sum,
+        margin=draft.margin,
     )
     return greedy_plan(
         draft.fill, draft.admission, draft.queue, decision.budget, PlanPath.CHUNKER, diagnostics

@@ -219,6 +219,7 @@ def construct_stage(draft: Draft) -> BatchPlan | None:
         anchor=built.anchor.id,
         anchor_slack=built.anchor.slack(now),
         repaired=built.repaired,
+        margin=margin,
     )
     prefills = [(r, r.remaining_prefill) for r in built.chosen]
     return assemble(draft.admission, prefills, PlanPath.CONSTRUCTOR, built.latency, diagnostics)

@@ -54,6 +54,19 @@ def test_a_decision_of_a_running_workload(capsys: pytest.CaptureFixture[str]) ->
     assert "slidingserve at t = 5." in text
 
 
+def test_a_running_decision_is_priced_as_the_policy_learned_it(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """slidingserve learns online by default: 60 s in, its margin is the learned one, not the
+    packaged predictor's 1.071 that the reference without learning keeps."""
+    run = ["--workload", "sharegpt", "--at", "60", "-r", "2"]
+    learned = _text([*run, "-p", "slidingserve"], capsys)
+    reference = _text([*run, "-p", "slidingserve[learn=false]"], capsys)
+    assert "latency margin m = 1.071" in reference
+    assert "latency margin m = " in learned
+    assert "latency margin m = 1.071" not in learned
+
+
 @pytest.mark.parametrize(
     ("args", "says"),
     [

@@ -283,7 +283,7 @@ CASES = [
     Case(
         "a fixed-budget policy planning on another policy's state",
         lambda _: _policy("vllm").plan(_policy("slidingserve").init(), STATE),
-        "policy 'vllm': pstate must be a Stateless, got SlidingState",
+        "policy 'vllm': pstate must be a Stateless, got OnlineState",
     ),
     Case(
         "a fixed-budget policy observing with another policy's state",
@@ -293,6 +293,13 @@ CASES = [
     Case(
         "slidingserve observing with another policy's state",
         lambda _: _policy("slidingserve").observe(_policy("vllm").init(), STATE, PLAN, 0.01),
+        "policy 'slidingserve': pstate must be a OnlineState, got Stateless",
+    ),
+    Case(
+        "slidingserve without learning observing with another policy's state",
+        lambda _: by_name("slidingserve", PREDICTOR, learn=False).observe(
+            _policy("vllm").init(), STATE, PLAN, 0.01
+        ),
         "policy 'slidingserve': pstate must be a SlidingState, got Stateless",
     ),
     Case(

@@ -106,3 +106,29 @@ def test_chunker_plan_must_meet_t_cur() -> None:
 def test_violations_read_as_sentences() -> None:
     found = check_plan(STATE, plan({**DECODES, "d3": 1, "ghost": 1}))
     assert "invariant 1: request 'ghost' is not in the state" in [str(v) for v in found]
+
+
+def test_the_margin_in_force_is_the_plans_own() -> None:
+    """T_cur = 0.1 s. 60 ms of prefill priced with a margin of 1.5 (90 ms) is valid, and is
+    not flagged by default; held to a margin of 2 (120 ms) it is. 80 ms priced with 1.5
+    (120 ms) breaks invariant 7, though T̂ alone (80 ms) would meet T_cur."""
+    priced = Diagnostics(margin=1.5)
+    valid = plan({**DECODES, "p1": 60}, diagnostics=priced)
+    assert check_plan(STATE, valid, predictor=PREDICTOR) == []
+    assert numbers(check_plan(STATE, valid, predictor=PREDICTOR, margin=2.0)) == [7]
+    over = plan({**DECODES, "p1": 80}, diagnostics=priced)
+    assert numbers(check_plan(STATE, over, predictor=PREDICTOR)) == [7]
+    assert check_plan(STATE, over, predictor=PREDICTOR, margin=1.0) == []
+    assert "× margin 1.5 exceeds T_cur=0.1s" in str(check_plan(STATE, over, predictor=PREDICTOR)[0])
+
+
+def test_the_constructor_is_held_to_its_plans_margin() -> None:
+    """p2's TTFT slack is 0.05 s: 40 ms priced with a margin of 1.2 (48 ms) fits, with 1.5
+    (60 ms) it does not."""
+    fits = Diagnostics(anchor="p2", margin=1.2)
+    assert (
+        check_plan(STATE, plan({**DECODES, "p2": 50}, "constructor", 0.04, diagnostics=fits)) == []
+    )
+    late = Diagnostics(anchor="p2", margin=1.5)
+    broken = check_plan(STATE, plan({**DECODES, "p2": 50}, "constructor", 0.04, diagnostics=late))
+    assert numbers(broken) == [6]

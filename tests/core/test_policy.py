@@ -150,7 +150,7 @@ def test_constructor_off_never_takes_the_constructor_path(
 def test_online_refit_learns_the_observed_latencies() -> None:
     """Observing a hardware that is twice as slow as the predictor moves it towards 2×."""
     predictor = default_predictor()
-    policy = Online(SlidingServe(predictor), OnlineConfig(refit_every=50))
+    policy = Online(SlidingServe(predictor), OnlineConfig(refit_every=50, warmup=0))
     pstate = policy.init()
     rng = np.random.default_rng(0)
     for step in range(200):
@@ -170,7 +170,7 @@ def test_online_refit_learns_the_observed_latencies() -> None:
         actual = 2.0 * predictor.predict(chunks, contexts)
         pstate = policy.observe(pstate, state, plan, actual)
         if step == 49:
-            assert pstate.since_refit == 0
+            assert pstate.learner.since_refit == 0
     assert pstate.predictor != predictor
     test_chunks = np.array([1] * 30 + [1024], dtype=np.int64)
     test_contexts = np.array([600] * 30 + [0], dtype=np.int64)

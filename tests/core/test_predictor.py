@@ -389,3 +389,55 @@ def test_fit_with_a_tile_sees_the_steps_a_seven_feature_fit_cannot() -> None:
     assert edge[1] - edge[0] == pytest.approx(2e-3 + 1e-5, rel=1e-3)
     smooth = [plain.predict(*arrays([n], [0])) for n in (256, 257)]
     assert smooth[1] - smooth[0] < 1e-4
+
+
+@given(
+    st.lists(
+        st.tuples(
+            st.lists(st.tuples(st.integers(1, 2048), st.integers(0, 8000)), min_size=1, max_size=6),
+            st.floats(0.0, 2.0),
+            st.floats(0.01, 1.0),
+        ),
+        min_size=1,
+        max_size=20,
+    ),
+    st.sampled_from([1.0, 0.99, 0.5]),
+)
+def test_a_fold_weighs_each_row_as_written(
+    rows: list[tuple[list[tuple[int, int]], float, float]], forgetting: float
+) -> None:
+    """Folding k rows at once: row i's z zᵀ, y z and y² weigh forgetting^(k−1−i) times its
+    weight, its count forgetting^(k−1−i) alone (the count counts observations), and folding
+    them one at a time gives the same; a single unweighted row gives `add`'s very bits."""
+    k = len(rows)
+    features = []
+    expected = PredictorStats.empty()
+    gram, moment = expected.gram.copy(), expected.moment.copy()
+    yy, count = expected.yy.copy(), expected.count.copy()
+    for i, (batch, latency, weight) in enumerate(rows):
+        x, scenario = batch_features(*arrays([c for c, _ in batch], [u for _, u in batch]))
+        features.append((x, scenario, latency, weight))
+        z, kept = np.concatenate(([1.0], x)), forgetting ** (k - 1 - i)
+        gram[scenario] += kept * weight * np.outer(z, z)
+        moment[scenario] += kept * weight * latency * z
+        yy[scenario] += kept * weight * latency**2
+        count[scenario] += kept
+    folded = PredictorStats.empty().fold(
+        np.array([f[0] for f in features]),
+        np.array([f[1] for f in features]),
+        np.array([f[2] for f in features]),
+        forgetting,
+        np.array([f[3] for f in features]),
+    )
+    stepped = PredictorStats.empty()
+    for x, scenario, latency, weight in features:
+        one = (np.array([scenario]), np.array([latency]), forgetting, np.array([weight]))
+        stepped = stepped.fold(x.reshape(1, -1), *one)
+    for got in (folded, stepped):
+        for field, want in (("gram", gram), ("moment", moment), ("yy", yy), ("count", count)):
+            assert np.allclose(getattr(got, field), want, rtol=1e-9, atol=1e-12)
+    x, scenario, _, _ = features[0]
+    single = PredictorStats.empty().fold(x.reshape(1, -1), np.array([scenario]), np.array([1.5]))
+    added = PredictorStats.empty().add(x, scenario, 1.5)
+    for field in ("gram", "moment", "yy", "count"):
+        assert np.array_equal(getattr(single, field), getattr(added, field))

@@ -21,7 +21,8 @@ from slidingpolicy import (
     SlidingPolicyError,
     default_predictor,
 )
-from slidingpolicy.policies import OnlineConfig, by_name
+from slidingpolicy.policies import Online, OnlineConfig, by_name, names
+from slidingpolicy.policies.variants import FIXED
 
 GOOD: dict[str, Any] = {
     "id": "r7",
@@ -200,10 +201,16 @@ def test_config_rejects_each_bad_field(field: str, value: object, message: str) 
 @pytest.mark.parametrize(
     ("field", "value", "message"),
     [
-        ("refit_every", 0, "online config: refit_every=0 must be >= 1"),
+        ("refit_every", 0, "online config: refit_every=0 must be >= 1 (learn=false turns"),
         ("forgetting", 1.5, "online config: forgetting=1.5 must be <= 1"),
         ("forgetting", 0.0, "online config: forgetting=0.0 must be > 0"),
         ("prior_weight", -1.0, "online config: prior_weight=-1.0 must be >= 0"),
+        ("warmup", -1, "online config: warmup=-1 must be >= 0"),
+        ("cold_margin", 0.9, "online config: cold_margin=0.9 must be >= 1"),
+        ("margin_window", 0, "online config: margin_window=0 must be >= 1"),
+        ("margin_quantile", 0.0, "online config: margin_quantile=0.0 must be in (0, 1)"),
+        ("margin_quantile", 1.0, "online config: margin_quantile=1.0 must be in (0, 1)"),
+        ("margin_floor", 0.0, "online config: margin_floor=0.0 must be > 0"),
     ],
 )
 def test_online_config_rejects_each_bad_field(field: str, value: object, message: str) -> None:
@@ -213,6 +220,20 @@ def test_online_config_rejects_each_bad_field(field: str, value: object, message
     assert str(caught.value).startswith(message)
 
 
-def test_online_options_without_refit_every_are_refused() -> None:
-    with pytest.raises(InvalidRecordError, match="forgetting needs refit_every"):
-        by_name("slidingserve", default_predictor(), forgetting=0.9)
+def test_learning_options_with_learning_turned_off_are_refused() -> None:
+    with pytest.raises(InvalidRecordError, match="forgetting tunes online learning, which learn"):
+        by_name("slidingserve", default_predictor(), learn=False, forgetting=0.9)
+
+
+def test_learn_must_be_a_bool() -> None:
+    with pytest.raises(InvalidRecordError, match="learn='yes' must be true or false"):
+        by_name("slidingserve", default_predictor(), learn="yes")
+
+
+def test_slidingserve_learns_by_default_and_the_baselines_do_not() -> None:
+    for name in names():
+        learning = isinstance(by_name(name, default_predictor()), Online)
+        assert learning == (name in FIXED), name
+        assert not isinstance(by_name(name, default_predictor(), learn=False), Online)
+        assert isinstance(by_name(name, default_predictor(), learn=True), Online)
+        assert isinstance(by_name(name, default_predictor(), refit_every=8), Online)

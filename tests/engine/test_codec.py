@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import attrs
 import pytest
 
 from slidingpolicy import Allocation, BatchPlan, Diagnostics, Request, SchedulerState
@@ -67,3 +68,27 @@ def test_malformed_lines_name_the_field(mutate: object, needle: str) -> None:
 def test_not_json() -> None:
     with pytest.raises(CodecError, match="not JSON"):
         parse_line("{")
+
+
+def test_a_log_line_records_the_margin_its_plan_was_priced_with() -> None:
+    state, plan = _pair()
+    priced = attrs.evolve(plan, diagnostics=attrs.evolve(plan.diagnostics, margin=1.37))
+    line = log_line(state, priced, 2048)
+    assert json.loads(line)["plan"]["diagnostics"]["margin"] == 1.37
+    assert parse_line(line)[1].diagnostics.margin == 1.37
+
+
+def test_a_line_written_before_plans_carried_their_margin_reads_as_margin_1() -> None:
+    state, plan = _pair()
+    document = json.loads(log_line(state, plan, 2048))
+    del document["plan"]["diagnostics"]["margin"]
+    assert parse_line(json.dumps(document))[1].diagnostics.margin == 1.0
+
+
+@pytest.mark.parametrize("margin", [0.5, "wide"])
+def test_a_bad_margin_names_the_field(margin: object) -> None:
+    state, plan = _pair()
+    document = json.loads(log_line(state, plan, 2048))
+    document["plan"]["diagnostics"]["margin"] = margin
+    with pytest.raises(SlidingPolicyError, match="diagnostics: margin"):
+        parse_line(json.dumps(document))

@@ -34,19 +34,31 @@ SLIDING_CHOICES: dict[str, st.SearchStrategy[Any]] = {
     "late_grace": st.sampled_from([None, 0.0, 3.0]),
     "late_share": st.sampled_from([1.0, 0.1]),
     "kv_headroom": st.sampled_from([0, 16, 4096]),
-    "refit_every": st.sampled_from([None, 20]),
 }
+LEARNING: st.SearchStrategy[dict[str, Any]] = st.sampled_from(
+    [
+        {},
+        {"learn": False},
+        {"learn": True},
+        {"refit_every": 8, "warmup": 4},
+        {"cold_margin": 1.0, "warmup": 0},
+        {"cold_margin": 2.0},
+    ]
+)
+"""Online learning as each policy does by default, off, on, and tuned."""
 
 
 @st.composite
 def configured(draw: st.DrawFn) -> tuple[str, dict[str, Any]]:
-    """A registered policy and, for SlidingServe's variants, any options it leaves free."""
+    """A registered policy, its online learning, and, for SlidingServe's variants, any
+    options it leaves free."""
     name = draw(st.sampled_from(names()))
+    learning = draw(LEARNING)
     if name not in FIXED:
-        return name, {}
+        return name, learning
     free = [o for o in variant_options(name) if o in SLIDING_CHOICES]
     chosen = draw(st.lists(st.sampled_from(free), unique=True)) if free else []
-    return name, {option: draw(SLIDING_CHOICES[option]) for option in chosen}
+    return name, {**learning, **{option: draw(SLIDING_CHOICES[option]) for option in chosen}}
 
 
 LONGEST_PROMPT = {"chat": CHAT.prompt_quantiles[-1], "documents": DOCUMENTS.prompt_quantiles[-1]}

@@ -13,7 +13,9 @@ from hypothesis import strategies as st
 from slidingpolicy import LatencyPredictor, Request, SchedulerState, SlidingServe, default_predictor
 from slidingpolicy.errors import InvalidRecordError
 from slidingpolicy.policies import Online, OnlineConfig, OnlineState, by_name, names
+from slidingpolicy.policies import learner as learning
 from slidingpolicy.policy import DecodeRunObserver, Policy
+from slidingpolicy.pricing.features import PREFILL
 from tests.strategies import predictors
 
 decode_sets = st.lists(
@@ -55,7 +57,32 @@ def test_observe_decodes_equals_observing_each_iteration(
     pstate = policy.init()
     decodes = decoding(specs)
     batched = policy.observe_decodes(pstate, decodes, seconds)
-    assert batched == step_by_step(policy, pstate, decodes, seconds)
+    stepped = step_by_step(policy, pstate, decodes, seconds)
+    if isinstance(policy, Online):
+        assert_same_learning(batched, stepped)
+    else:
+        assert batched == stepped
+
+
+def assert_same_learning(batched: Any, stepped: Any) -> None:
+    """Two online states learned the same, bit for bit: the policy they plan with, the
+    learner's counters, statistics, window and pending rows."""
+    assert isinstance(batched, OnlineState)
+    assert isinstance(stepped, OnlineState)
+    assert (batched.policy, batched.inner) == (stepped.policy, stepped.inner)
+    one, other = batched.learner, stepped.learner
+    assert (one.predictor, one.priced, one.since_refit, one.pending_rows) == (
+        other.predictor,
+        other.priced,
+        other.since_refit,
+        other.pending_rows,
+    )
+    for field in ("gram", "moment", "yy", "count"):
+        assert np.array_equal(getattr(one.stats, field), getattr(other.stats, field))
+    for field in ("features", "scenarios", "latencies", "size", "start"):
+        assert np.array_equal(getattr(one.window, field), getattr(other.window, field))
+    for field in ("features", "scenarios", "latencies"):
+        assert np.array_equal(getattr(one.pending, field), getattr(other.pending, field))
 
 
 @given(predictors(tiles=True), decode_sets, latencies, st.integers(1, 5))
@@ -72,12 +99,27 @@ def test_online_slidingserve_learns_the_same_in_closed_form(
     pstate = policy.init()
     decodes = decoding(specs)
     batched = policy.observe_decodes(pstate, decodes, seconds)
-    stepped = step_by_step(policy, pstate, decodes, seconds)
-    assert isinstance(stepped, OnlineState)
-    assert batched.since_refit == stepped.since_refit
-    assert batched.predictor == stepped.predictor
-    for field in ("gram", "moment", "yy", "count"):
-        assert np.array_equal(getattr(batched.stats, field), getattr(stepped.stats, field))
+    assert_same_learning(batched, step_by_step(policy, pstate, decodes, seconds))
+
+
+@given(predictors(tiles=True), decode_sets, st.integers(1, 700), st.integers(0, 3))
+@settings(max_examples=30, deadline=None)
+def test_a_long_decode_run_folds_where_stepping_folds(
+    predictor: LatencyPredictor, specs: list[tuple[int, int]], steps: int, priced: int
+) -> None:
+    """A decode run longer than `FOLD_ROWS`, after some priced batches (refits due), leaves
+    the learner where stepping through it would: the same folds at the same rows."""
+    policy = Online(SlidingServe(predictor), OnlineConfig(refit_every=2, warmup=1))
+    pstate = policy.init()
+    decodes = decoding(specs)
+    for k in range(priced):
+        tiles = [1.0] * (predictor.tile is not None)
+        x = np.array([float(k + 2), 4.0, 0.0, 0.0, 0.0, 2.0, 2.0, *tiles])
+        learner = learning.observe(pstate.learner, policy.config, x, PREFILL, 0.05)
+        pstate = attrs.evolve(pstate, learner=learner)
+    seconds = [0.01 + 1e-5 * j for j in range(steps)]
+    batched = policy.observe_decodes(pstate, decodes, seconds)
+    assert_same_learning(batched, step_by_step(policy, pstate, decodes, seconds))
 
 
 @pytest.mark.parametrize("name", names())
@@ -86,20 +128,13 @@ def test_online_slidingserve_learns_the_same_in_closed_form(
 def test_every_policy_learning_online_learns_the_same_in_closed_form(
     name: str, predictor: LatencyPredictor, specs: list[tuple[int, int]], seconds: list[float]
 ) -> None:
-    """Any registered policy wrapped by `refit_every` observes decode runs exactly."""
+    """Any registered policy learning online observes decode runs exactly."""
     policy = by_name(name, predictor, refit_every=2)
     assert isinstance(policy, Online)
     pstate = policy.init()
     decodes = decoding(specs)
     batched = policy.observe_decodes(pstate, decodes, seconds)
-    stepped = step_by_step(policy, pstate, decodes, seconds)
-    assert (batched.policy, batched.inner, batched.since_refit) == (
-        stepped.policy,
-        stepped.inner,
-        stepped.since_refit,
-    )
-    for field in ("gram", "moment", "yy", "count"):
-        assert np.array_equal(getattr(batched.stats, field), getattr(stepped.stats, field))
+    assert_same_learning(batched, step_by_step(policy, pstate, decodes, seconds))
 
 
 def test_online_refuses_a_policy_that_cannot_observe_decode_runs() -> None:

@@ -14,7 +14,7 @@ from slidingpolicy import (
 )
 from slidingpolicy.engine.simulator import simulate
 from slidingpolicy.hardware import default_hardware
-from slidingpolicy.policies import by_name
+from slidingpolicy.policies import Online, OnlineConfig, by_name
 from slidingpolicy.workloads.records import RequestSpec, Workload
 from tests.strategies import predictors, states
 
@@ -39,7 +39,7 @@ CONFIGS = {
 def test_variant_plans_equal_slidingserve_with_its_configuration(
     name: str, predictor: LatencyPredictor, state: SchedulerState
 ) -> None:
-    variant = by_name(name, predictor)
+    variant = by_name(name, predictor, learn=False)
     reference = SlidingServe(predictor, CONFIGS[name])
     assert variant.name == name
     assert repr(variant.plan(variant.init(), state)) == repr(
@@ -47,15 +47,22 @@ def test_variant_plans_equal_slidingserve_with_its_configuration(
     )
 
 
+@pytest.mark.parametrize("name", sorted(CONFIGS))
+def test_each_variant_learns_online_by_default(name: str) -> None:
+    policy = by_name(name, default_predictor())
+    reference = SlidingServe(default_predictor(), CONFIGS[name], name=name)
+    assert policy == Online(reference, OnlineConfig())
+
+
 def test_greedy_is_window_one_without_the_constructor() -> None:
-    policy = by_name("greedy", default_predictor())
+    policy = by_name("greedy", default_predictor(), learn=False)
     assert isinstance(policy, SlidingServe)
     assert policy.config.window == 1
     assert not policy.config.constructor
 
 
 def test_variants_take_the_free_knobs_as_options() -> None:
-    policy = by_name("sarathi-edf+sc", default_predictor(), max_batch_tokens=4096)
+    policy = by_name("sarathi-edf+sc", default_predictor(), max_batch_tokens=4096, learn=False)
     assert isinstance(policy, SlidingServe)
     assert policy.config == SlidingConfig(max_batch_tokens=4096, order="edf", constructor=False)
     assert policy.token_budget == 4096

@@ -25,7 +25,7 @@ from slidingpolicy.engine.workers import cluster
 from slidingpolicy.errors import InvalidRecordError
 from slidingpolicy.policies import by_name
 from slidingpolicy.reproduce import QUICK, write_report
-from slidingpolicy.reproduce.config import DATASETS, PAPER_SETTINGS
+from slidingpolicy.reproduce.config import DATASETS, PAPER_SETTINGS, ROBUSTNESS_PREDICTORS
 from slidingpolicy.reproduce.experiments import (
     PREDICTOR_HARDWARE,
     UNIT_POLICY,
@@ -34,6 +34,7 @@ from slidingpolicy.reproduce.experiments import (
     burst_trial,
     capacity_labels,
     mean_capacity,
+    packaged_predictor,
     parallel_map,
     predictor_job,
     predictor_trial,
@@ -42,6 +43,7 @@ from slidingpolicy.reproduce.experiments import (
 from slidingpolicy.reproduce.report import Capacities, burst_section, render
 from slidingpolicy.reproduce.run import REPORT, RESULTS, TIMINGS
 from slidingpolicy.reproduce.timing import timed
+from tests.engine.test_golden import linear_algebra_fingerprint
 
 REPORT_DIR = Path(__file__).resolve().parents[2] / "docs" / "report"
 
@@ -67,13 +69,38 @@ def test_the_committed_report_is_the_quick_preset() -> None:
     assert results["config"] == QUICK.to_dict()
 
 
+REPORT_FINGERPRINT = "2873a27655b617feef01"
+"""The linear-algebra fingerprint of the machine that made the committed report
+(tests/engine/test_golden.py): a policy that learns online reproduces bit for bit only
+there."""
+
+
 def test_a_capacity_search_of_the_committed_report_reproduces() -> None:
+    if linear_algebra_fingerprint() != REPORT_FINGERPRINT:
+        pytest.skip(f"slidingserve+ learns online: reproduces on fingerprint {REPORT_FINGERPRINT}")
     results, _ = _committed()
     setting, dataset = PAPER_SETTINGS[0], "arxiv"
     mine = rows_of(results["capacity"], setting.key, dataset, "slidingserve+")
     row = next(r for r in mine if r["seed"] == 1)
     base = base_spec(QUICK, setting, dataset, QUICK.requests).with_policy("slidingserve+")
     found = capacity_search(attrs.evolve(base, seed=1), workers=1)
+    assert (found.capacity, len(found.trials)) == (row["capacity"], row["trials"])
+
+
+def test_a_robustness_search_of_the_committed_report_reproduces() -> None:
+    """`slidingserve+[learn=false]` with the under-predicting predictor, seed 0."""
+    results, _ = _committed()
+    key, dataset = QUICK.robustness_cases[0]
+    label, (kind, hardware) = "slidingserve+[learn=false]", ROBUSTNESS_PREDICTORS[0]
+    row = next(
+        r
+        for r in results["robustness"]
+        if (r["setting"], r["dataset"], r["policy"], r["predictor"], r["seed"])
+        == (key, dataset, label, kind, 0)
+    )
+    base = base_spec(QUICK, QUICK.setting(key), dataset, QUICK.requests).with_policy(label)
+    spec = attrs.evolve(base, predictor=packaged_predictor(hardware))
+    found = capacity_search(spec, workers=1)
     assert (found.capacity, len(found.trials)) == (row["capacity"], row["trials"])
 
 
@@ -272,6 +299,42 @@ def test_the_reports_own_trials_on_ray_equal_the_local_ones() -> None:
         assert ray.get_runtime_context().gcs_address == address
     assert not ray.is_initialized()
     assert remote == local
+
+
+@given(st.floats(0.5, 2.0), st.floats(0.2, 1.0), st.floats(0.5, 1.5))
+def test_the_robustness_verdict_is_decided_by_the_numbers(
+    own: float, fallen: float, learned: float
+) -> None:
+    """Learning by default moves each SlidingServe configuration by its own predictor's
+    capacity over its reference's, and the under-predicting figures are the rows'."""
+    from slidingpolicy.reproduce.config import ROBUSTNESS_POLICIES, UNDER
+    from slidingpolicy.reproduce.experiments import OWN
+    from slidingpolicy.reproduce.report import robustness_section
+
+    key, dataset = QUICK.robustness_cases[0]
+    config = attrs.evolve(QUICK, robustness_cases=((key, dataset),))
+
+    def row(policy: str, capacity: float, predictor: str | None = None) -> dict[str, Any]:
+        found = {"setting": key, "dataset": dataset, "policy": policy, "seed": 0}
+        found |= {"capacity": capacity, "failing": None, "trials": 5}
+        return found if predictor is None else {**found, "predictor": predictor}
+
+    capacity, robustness = [], []
+    for label in ROBUSTNESS_POLICIES:
+        reference = label.endswith("[learn=false]")
+        mine = 1.0 if reference else own
+        if label in ("qoserve", "greedy", "slidingserve", "slidingserve+"):
+            capacity.append(row(label, mine))
+        else:
+            robustness.append(row(label, mine, OWN))
+        for kind, _ in ROBUSTNESS_PREDICTORS:
+            robustness.append(row(label, fallen if reference else learned, kind))
+    results = {"config": config.to_dict(), "capacity": capacity, "robustness": robustness}
+    text = " ".join(robustness_section(results).split())
+    moved = f"{100 * (own - 1.0):+.1f}%"
+    assert f"moves `slidingserve+` by {moved} with its own predictor" in text
+    held = f"with the {UNDER} one it holds {learned:.3f} req/s where the reference falls to"
+    assert f"{held} {fallen:.3f}" in text
 
 
 def test_a_limit_of_the_committed_report_reproduces() -> None:

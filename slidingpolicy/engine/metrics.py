@@ -376,9 +376,11 @@ def outcome(log: TokenLog) -> RequestOutcome:
     )
 
 
-@attrs.frozen(slots=True)
+@attrs.frozen(slots=True, eq=False)
 class Metrics:
-    """The summary of one run. Times in seconds; NaN where nothing was measured."""
+    """The summary of one run. Times in seconds; NaN where nothing was measured, and two
+    summaries are equal when every figure is, NaN equal to NaN (nothing measured in either:
+    a run without a late request has no late TTFT)."""
 
     requests: int
     completed: int
@@ -427,6 +429,12 @@ class Metrics:
             k: (None if isinstance(v, float) and math.isnan(v) else v)
             for k, v in attrs.asdict(self).items()
         }
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is Metrics and self.to_dict() == other.to_dict()
+
+    def __hash__(self) -> int:
+        return hash(tuple(self.to_dict().values()))
 
 
 def summarize(

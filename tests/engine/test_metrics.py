@@ -147,6 +147,9 @@ def test_late_ttft_is_over_the_requests_whose_first_token_missed() -> None:
     none_late = summarize(_log(w, {0: [0.5]}), end=1.0, iterations=1)
     assert math.isnan(none_late.late_ttft_p99)
     assert math.isnan(none_late.late_ttft_max)
+    again = summarize(_log(w, {0: [0.5]}), end=1.0, iterations=1)
+    assert none_late == again, "no late request in either: the same metrics"
+    assert hash(none_late) == hash(again)
 
 
 def test_record_run_equals_recording_each_iteration() -> None:

@@ -32,6 +32,11 @@ def integer(record: Name, field: str, value: object, minimum: int) -> int:
 
 _INF = math.inf
 
+MAX_SECONDS = 1e10
+"""The latest time and the longest duration a record holds, in seconds (317 years: an epoch
+timestamp fits). A float there still tells 2 µs apart; at 1e300 s, now + latency == now and
+a run's clock stops."""
+
 
 def finite(record: Name, field: str, value: object) -> float:
     """A finite real number (int or float, not a bool)."""
@@ -61,6 +66,35 @@ def non_negative(record: Name, field: str, value: object) -> float:
     number = finite(record, field, value)
     if number < 0.0:
         raise fail(record, field, f"={number} must be >= 0")
+    return number
+
+
+def _beyond(record: Name, field: str, number: float) -> InvalidRecordError:
+    return fail(
+        record,
+        field,
+        f"={number:g} s is beyond {MAX_SECONDS:g} s (317 years), the longest time a record "
+        "holds (a float clock there still tells 2 µs apart)",
+    )
+
+
+def seconds(record: Name, field: str, value: object) -> float:
+    """A time in seconds: finite, >= 0 and at most `MAX_SECONDS`."""
+    if type(value) is float and 0.0 <= value <= MAX_SECONDS:
+        return value
+    number = non_negative(record, field, value)
+    if number > MAX_SECONDS:
+        raise _beyond(record, field, number)
+    return number
+
+
+def duration(record: Name, field: str, value: object) -> float:
+    """A duration in seconds: finite, > 0 and at most `MAX_SECONDS`."""
+    if type(value) is float and 0.0 < value <= MAX_SECONDS:
+        return value
+    number = positive(record, field, value)
+    if number > MAX_SECONDS:
+        raise _beyond(record, field, number)
     return number
 
 

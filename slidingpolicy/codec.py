@@ -15,7 +15,7 @@ from typing import Any
 
 import attrs
 
-from slidingpolicy._io import parse_json
+from slidingpolicy._parse import json_problem, parse_json
 from slidingpolicy.errors import SlidingPolicyError
 from slidingpolicy.records.plan import Allocation, BatchPlan, Diagnostics
 from slidingpolicy.records.request import Request
@@ -160,10 +160,8 @@ def line_fields(text: str) -> dict[str, Any]:
     """A log line's JSON object; CodecError when it is not one."""
     try:
         document = parse_json(text)
-    except json.JSONDecodeError as error:
-        raise CodecError(f"not JSON ({error.msg} at column {error.colno})") from None
     except ValueError as error:
-        raise CodecError(f"not a JSON document a record can hold ({error})") from None
+        raise CodecError(json_problem(error)) from None
     return _object(document, "line")
 
 

@@ -25,7 +25,7 @@ from slidingpolicy.stages.check import check_violations
 from slidingpolicy.stages.chunk import sliding_chunk
 from slidingpolicy.stages.construct import admit_anchor, choose, values
 from slidingpolicy.stages.draft import Draft, prepare
-from slidingpolicy.stages.order import urgency
+from slidingpolicy.stages.order import promotion_line, urgency
 
 CURVE_POINTS = 101
 """How many splits b the explanation prices across [B_Σ − cap, min(B_Σ, cap)]."""
@@ -104,7 +104,7 @@ def _level(request: Request, policy: SlidingServe, now: float, throughput: float
     if request.protected:
         return "protected"
     if config.demote_late and request.deadline <= now:
-        return "late"
+        return "promoted" if request.deadline <= promotion_line(config, now) else "late"
     r, d = request.remaining_prefill, request.deadline
     urgent = urgency(r, d, now, throughput, config.epsilon) > config.urgency_threshold
     return "urgent" if urgent else "calm"

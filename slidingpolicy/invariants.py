@@ -12,6 +12,7 @@ import math
 import attrs
 import numpy as np
 
+from slidingpolicy import _arguments, _validate
 from slidingpolicy.pricing.model import LatencyPredictor
 from slidingpolicy.records.plan import BatchPlan, PlanPath
 from slidingpolicy.records.request import Request
@@ -55,6 +56,7 @@ def check_plan(
     (`Diagnostics.margin`, what it was priced with) unless `margin` is given. Given a
     `predictor`, the latency is recomputed from the batch rather than taken from the plan.
     """
+    _check_arguments(state, plan, token_budget, predictor, margin)
     if margin is None:
         margin = plan.diagnostics.margin
     batch = _Batch.of(state, plan)
@@ -73,6 +75,21 @@ def check_plan(
     if plan.path is PlanPath.CHUNKER and batch.prefills:
         found += _chunker_violations(state, batch, latency, margin)
     return found
+
+
+def _check_arguments(
+    state: object, plan: object, token_budget: object, predictor: object, margin: object
+) -> None:
+    """`check_plan`'s arguments, each named when it is not what the function takes."""
+    where = "check_plan"
+    _validate.instance(where, "state", state, SchedulerState)
+    _validate.instance(where, "plan", plan, BatchPlan)
+    if token_budget is not None:
+        _validate.integer(where, "token_budget", token_budget, 1)
+    if predictor is not None:
+        _validate.instance(where, "predictor", predictor, LatencyPredictor)
+    if margin is not None:
+        _arguments.margin(where, margin)
 
 
 @attrs.define(slots=True)

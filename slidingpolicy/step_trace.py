@@ -32,7 +32,7 @@ from typing import Any
 import attrs
 
 from slidingpolicy import _validate
-from slidingpolicy._io import MAX_TOKENS, read_text
+from slidingpolicy._parse import MAX_JSON_LINE, MAX_TOKENS, lines
 from slidingpolicy.codec import (
     CodecError,
     line_fields,
@@ -182,8 +182,7 @@ def read_samples(paths: Sequence[Path | str]) -> TraceSamples:
     skipped: Counter[str] = Counter()
     steps = 0
     for path in paths:
-        text = read_text(path, TraceFormatError, TRACE_FORMAT)
-        for number, line in enumerate(text.splitlines(), start=1):
+        for number, line in lines(path, TraceFormatError, TRACE_FORMAT, MAX_JSON_LINE):
             if not line.strip():
                 continue
             try:

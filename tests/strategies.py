@@ -88,11 +88,15 @@ def states(draw: st.DrawFn, max_decodes: int = 40, max_candidates: int = 16) -> 
 @st.composite
 def configs(draw: st.DrawFn) -> SlidingConfig:
     """Any valid configuration, including the ablations and windows 1–3."""
+    demote = draw(st.booleans())
     return SlidingConfig(
         max_batch_tokens=draw(st.sampled_from([64, 512, 2048, 4096])),
         urgency_threshold=draw(st.sampled_from([0.5, 1.0, 2.0])),
         window=draw(st.integers(1, 3)),
-        demote_late=draw(st.booleans()),
+        demote_late=demote,
+        late_grace=draw(st.sampled_from([None, 0.0, 0.5, 3.0])) if demote else None,
+        late_share=draw(st.sampled_from([1.0, 0.5, 0.1])),
+        kv_headroom=draw(st.sampled_from([0, 16, 256])),
         split_search=draw(st.sampled_from(["exact", "ternary"])),
         order=draw(st.sampled_from(["mlps", "edf"])),
         level_order=draw(st.sampled_from(["remaining", "deadline"])),

@@ -58,6 +58,17 @@ def test_engine_bench_prints_a_row_per_case() -> None:
     assert all(line.split()[6] == "20" for line in rows)
 
 
+@pytest.mark.parametrize(
+    "arrivals", [["--arrivals", "at-once"], ["--arrivals", "steady", "--load", "2"]]
+)
+def test_burst_bench_prints_each_seed_and_the_mean(arrivals: list[str]) -> None:
+    lines = _run(
+        "burst.py", "--requests", "20", "--seeds", "2", "--policies", "vllm;sarathi", *arrivals
+    )
+    rows = [line.split()[0:2] for line in lines[1:]]
+    assert rows == [[p, s] for p in ("vllm", "sarathi") for s in ("(0)", "(1)", "(mean)")]
+
+
 GPU_SCRIPT = BENCH / "gpu_real_engine.sh"
 
 

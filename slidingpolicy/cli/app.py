@@ -2,7 +2,9 @@
 
 This module builds the typer app from the command modules beside it and holds `main`, the
 console script. Bad arguments print one line on stderr and exit with code 2, never a traceback;
-Ctrl-C prints "interrupted" and exits with code 130. Bare `slidingpolicy` prints the help.
+Ctrl-C prints "interrupted" and exits with code 130, SIGTERM "terminated" and 143, each after
+removing temporary files and stopping workers (`signals`). Bare `slidingpolicy` prints the
+help.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from slidingpolicy.cli.plain import PlainCommand, PlainGroup
 from slidingpolicy.cli.policies import policies
 from slidingpolicy.cli.replay import replay
 from slidingpolicy.cli.reproduce import reproduce
+from slidingpolicy.cli.signals import Stopped, stopping_on_signals
 from slidingpolicy.cli.simulate import simulate
 from slidingpolicy.cli.sweep import sweep_command
 from slidingpolicy.errors import SlidingPolicyError
@@ -93,17 +96,21 @@ def _fail(message: str) -> NoReturn:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    """Run the CLI; bad input → one line on stderr and exit code 2; Ctrl-C → exit code 130."""
+    """Run the CLI; bad input → one line on stderr and exit code 2; Ctrl-C → exit code 130,
+    SIGTERM → 143."""
     command = typer.main.get_command(app)
     args = list(sys.argv[1:] if argv is None else argv)
     if not args:
         args = ["--help"]
     try:
-        with command.make_context("slidingpolicy", list(args)) as context:
+        with stopping_on_signals(), command.make_context("slidingpolicy", list(args)) as context:
             context.meta[ARGV] = ["slidingpolicy", *args]
             command.invoke(context)
     except typer.Exit as done:
         sys.exit(done.exit_code)
+    except Stopped as stopped:
+        print(f"slidingpolicy: {stopped.word}", file=sys.stderr)
+        sys.exit(stopped.code)
     except (KeyboardInterrupt, typer.Abort):
         print("slidingpolicy: interrupted", file=sys.stderr)
         sys.exit(EXIT_INTERRUPTED)

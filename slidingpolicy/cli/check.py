@@ -87,14 +87,13 @@ def check(
     not checked. Exit 0 when every plan holds, 1 when some break an invariant, 2 when the log
     has malformed lines (or none at all), 3 when it has both.
     """
-    from slidingpolicy._io import read_text
+    from slidingpolicy._parse import MAX_JSON_LINE, lines
     from slidingpolicy.invariants import check_plan
     from slidingpolicy.step_trace import parse_step
 
     judge = _predictor(predictor, gpu, model, tp)
-    text = read_text(log, CliError, LOG_FORMAT)
     plans = broken = malformed = unbudgeted = unplanned = 0
-    for number, line in enumerate(text.splitlines(), start=1):
+    for number, line in lines(log, CliError, LOG_FORMAT, MAX_JSON_LINE, limit=None):
         if not line.strip():
             continue
         try:

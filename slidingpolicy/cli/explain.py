@@ -141,13 +141,10 @@ def _predictor_of(hardware: HardwareChoice) -> LatencyPredictor:
 
 def _read_state(path: Path) -> SchedulerState:
     """A state from a JSON file: the state itself, or an object with a "state" (a log line)."""
-    from slidingpolicy._io import parse_json, read_text
+    from slidingpolicy._parse import read_json
     from slidingpolicy.codec import state_from_dict
 
-    try:
-        data = parse_json(read_text(path, CliError, STATE_FORMAT))
-    except ValueError as error:
-        raise CliError(f"{path}: not JSON ({error}); {STATE_FORMAT}") from None
+    data = read_json(path, CliError, STATE_FORMAT)
     if isinstance(data, dict) and "state" in data:
         data = data["state"]
     return state_from_dict(data, f"{path}: state")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
@@ -12,6 +11,7 @@ import attrs
 import typer
 
 from slidingpolicy.errors import SlidingPolicyError
+from slidingpolicy.workloads.arrivals import MAX_RATE, MIN_RATE, RATE_RANGE
 
 if TYPE_CHECKING:
     from slidingpolicy.engine.sweep import RunSpec
@@ -22,9 +22,11 @@ if TYPE_CHECKING:
 EXIT_BAD_INPUT = 2
 EXIT_INTERRUPTED = 130
 MAX_REQUESTS = 1_000_000
-"""The most requests one run may simulate: about `BYTES_PER_REQUEST` each, so ≈ 5.5 GB."""
-BYTES_PER_REQUEST = 5_500
-"""Peak memory of a run per request (measured: 45 MB at 1000 requests, 84 MB at 8000)."""
+"""The most requests one run may simulate: about `BYTES_PER_REQUEST` each, so ≈ 8.2 GB."""
+BYTES_PER_REQUEST = 8_200
+"""Peak memory of `simulate` per request, at worst. Measured, peak RSS at 100,000 requests
+(default hardware, slidingserve): 665 MB on arxiv and 696 MB on sharegpt at 1 req/s, 820 MB
+on mixed-v1 at 10 req/s, ten times its capacity (the queue then holds most requests)."""
 TRIAL_REQUESTS = 1000
 """Requests per capacity trial by default. On mixed-v1 (default hardware, 10 seeds) the mean
 capacity at 1000 requests equals that at 3000 within 3% for every policy measured, and the
@@ -150,9 +152,31 @@ TiersOpt = Annotated[
     ),
 ]
 OutOpt = Annotated[Path, typer.Option("--out", "-o", help="Folder for JSON, CSV and PNG results.")]
+
+
+def cap_workers(workers: int | None) -> int | None:
+    """--workers, at most one per CPU this process may use; a note on stderr when capped."""
+    from slidingpolicy.cli.output import err_console
+    from slidingpolicy.engine.workers import default_workers
+
+    cores = default_workers()
+    if workers is None or workers <= cores:
+        return workers
+    err_console.print(
+        f"[yellow]--workers {workers}: this process may use {cores} CPUs; running {cores} "
+        "workers[/yellow]"
+    )
+    return cores
+
+
 WorkersOpt = Annotated[
     int | None,
-    typer.Option("--workers", min=1, help="Processes to use (default: one per CPU)."),
+    typer.Option(
+        "--workers",
+        min=1,
+        callback=cap_workers,
+        help="Processes to use (default and most: one per CPU).",
+    ),
 ]
 RayOpt = Annotated[
     str | None,
@@ -235,8 +259,8 @@ def arrivals_of(rate: float | None, recorded: Trace | None, requests: int) -> Po
     without times; a trace's recorded times, rescaled to --rate only when it is given."""
     from slidingpolicy.workloads import Poisson, TraceTimes
 
-    if rate is not None and not (math.isfinite(rate) and rate > 0):
-        raise CliError(f"--rate={rate} must be a finite rate > 0 (requests per second)")
+    if rate is not None and not _within_rates(rate):
+        raise CliError(f"--rate={rate:g} must be {RATE_RANGE}")
     if recorded is None:
         return Poisson(DEFAULT_RATE if rate is None else rate)
     if requests > len(recorded):
@@ -367,6 +391,11 @@ def parse_rates(value: str) -> list[float]:
         raise CliError(
             f"--rates {value!r}: expected comma-separated numbers, e.g. 0.5,1,2"
         ) from None
-    if not rates or any(not (math.isfinite(r) and r > 0) for r in rates):
-        raise CliError(f"--rates {value!r}: every rate must be a finite number > 0")
+    if not rates or not all(_within_rates(r) for r in rates):
+        raise CliError(f"--rates {value!r}: every rate must be {RATE_RANGE}")
     return rates
+
+
+def _within_rates(rate: float) -> bool:
+    """Whether `rate` lies within the arrival rates a workload can have (`RATE_RANGE`)."""
+    return MIN_RATE <= rate <= MAX_RATE

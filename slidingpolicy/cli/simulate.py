@@ -204,6 +204,8 @@ ATTAINMENT_NOTES = (
     "latencies: mean, median, standard deviation and nearest-rank p90/p99; TTFT over "
     "requests that produced a token, TPOT = (last token − first token) / (tokens − 1) and "
     "E2E = last token − arrival over completed requests, ITL over every gap between tokens.",
+    "late requests: those whose first token missed its TTFT deadline; their TTFT p99 and "
+    "max are what a request waited that a policy served late (- when none was).",
 )
 """What each attainment and latency on screen means (`engine.metrics`), printed under them."""
 
@@ -215,11 +217,13 @@ def metrics_table(output: RunOutput, title: str) -> Table:
     table.add_column("metric")
     table.add_column("value", justify="right")
     mae_unit, (mae,) = durations([m.predictor_mae])
+    late_unit, late = durations([m.late_ttft_p99, m.late_ttft_max])
     for name, value in (
         ("SLO attainment (every token by its deadline)¹", pct(m.attainment)),
         ("TTFT attainment²", pct(m.ttft_attainment)),
         ("max-gap TBT attainment (no gap above L_tbt)³", pct(m.tbt_attainment)),
         ("goodput (req/s that met their SLO)⁴", fmt(m.goodput, 3)),
+        (f"TTFT of late requests p99 / max ({late_unit})⁶", " / ".join(late)),
         ("throughput (tokens/s)", fmt(m.token_throughput, 1)),
         ("completed", f"{m.completed}/{m.requests}"),
         ("preemptions", str(m.preemptions)),
@@ -250,5 +254,5 @@ def print_metrics(output: RunOutput, title: str) -> None:
     """Both tables, then what each number means."""
     console.print(metrics_table(output, title))
     console.print(latency_table(output.metrics))
-    for mark, note in zip("¹²³⁴⁵", ATTAINMENT_NOTES, strict=True):
+    for mark, note in zip("¹²³⁴⁵⁶", ATTAINMENT_NOTES, strict=True):
         console.print(f"{mark} {note}", markup=False, highlight=False)

@@ -4,7 +4,8 @@ Every trial simulates the same number of requests with the same seed (so the sam
 workload's streams are independent of the rate). A search brackets the capacity by doubling or
 halving from `start` (or starts from trials already run, e.g. a sweep's), then narrows
 [passing, failing] by bisection in log space until
-failing / passing ≤ 1 + precision (2.5%). The capacity is the highest passing rate. Attainment
+failing / passing ≤ 1 + precision (2.5%). The capacity is the highest passing rate; a rate of
+`MAX_RATE` or more that still passes ends the search there (failing: infinite). Attainment
 need not be monotone in the rate; the search keeps the lowest failing rate above the highest
 passing one. A trial stops as soon as more requests have missed than 99% allows
 (`EngineOptions.miss_budget`); its recorded attainment is then what it had reached.
@@ -28,10 +29,15 @@ from slidingpolicy import _validate
 from slidingpolicy.engine.metrics import SLO_TARGET
 from slidingpolicy.engine.sweep import RunSpec, RunSummary, run
 from slidingpolicy.engine.workers import trial_runner
+from slidingpolicy.errors import InvalidRecordError
 
 PRECISION = 0.025
 MIN_RATE = 1.0 / 64
 MAX_RATE = 4096.0
+MAX_TRIALS = 25
+"""The most trials one search takes from any start in [MIN_RATE, MAX_RATE]: one, 18 to
+bracket the capacity by doubling or halving (log2(MAX_RATE / MIN_RATE)), 6 to bisect the
+bracket to `PRECISION` (tests/engine/test_capacity.py)."""
 
 Trial = tuple[float, float]
 Search = Generator[list[float], list[float], tuple[float, float]]
@@ -83,7 +89,7 @@ def _search(
                 passing = r
                 break
             failing = r
-    while passing > 0.0 and math.isfinite(failing) and failing / passing > 1.0 + precision:
+    while 0.0 < passing < failing < math.inf and failing / passing > 1.0 + precision:
         ratio = failing / passing
         rates = [passing * ratio ** ((j + 1) / (k + 1)) for j in range(k)]
         for r, a in zip(rates, (yield rates), strict=True):
@@ -114,7 +120,13 @@ def capacities(
     `on_round` is told the (policy, rate) trials of each round before they run; `on_trial`
     gets each trial's summary once it ran (its engine figures: timings).
     """
-    _validate.positive("capacity search", "start", start)
+    if not MIN_RATE <= _validate.positive("capacity search", "start", start) <= MAX_RATE:
+        raise InvalidRecordError(
+            "capacity search",
+            "start",
+            f"={start:g} must be between {MIN_RATE:g} and {MAX_RATE:g} req/s, the rates a search "
+            "explores",
+        )
     _validate.positive("capacity search", "precision", precision)
     prior = [list(t) for t in known] if known is not None else [[] for _ in bases]
     searches = [_search(start, precision, target, 1, p) for p in prior]
@@ -136,7 +148,7 @@ def capacities(
             if on_done is not None:
                 on_done(found)
 
-    with trial_runner(workers, ray) as runner:
+    with trial_runner(workers, ray, jobs=len(bases)) as runner:
         for i in range(len(bases)):
             advance(i, None)
         while pending:

@@ -12,7 +12,13 @@ from matplotlib.axes import Axes
 from slidingpolicy.engine.plots import _save
 from slidingpolicy.explain import Explanation, Split
 
-LEVEL_COLOURS = {"protected": "#8172b2", "urgent": "#c44e52", "calm": "#4c72b0", "late": "#999999"}
+LEVEL_COLOURS = {
+    "protected": "#8172b2",
+    "promoted": "#dd8452",
+    "urgent": "#c44e52",
+    "calm": "#4c72b0",
+    "late": "#999999",
+}
 
 
 def _order(axis: Axes, found: Explanation) -> None:

@@ -21,6 +21,8 @@ One definition each, used by the engine, the CLI, the reports and the tests:
   - **ITL** (inter-token latency; TBT in the paper): every gap between consecutive tokens of a
     request, over all requests;
   - **E2E** (end-to-end latency): last token − arrival, over the completed requests;
+  - **late TTFT** (p99 and max only): TTFT over the requests whose first token came after its
+    TTFT deadline: what a late request, which a policy may serve last, waits;
 - **goodput**: the requests that attained their SLO per second of the run's span (what `vllm
   bench serve` calls request goodput); the engine's *capacity* is the highest arrival rate at
   which attainment stays ≥ 99% (`engine.capacity`);
@@ -374,9 +376,11 @@ def outcome(log: TokenLog) -> RequestOutcome:
     )
 
 
-@attrs.frozen(slots=True)
+@attrs.frozen(slots=True, eq=False)
 class Metrics:
-    """The summary of one run. Times in seconds; NaN where nothing was measured."""
+    """The summary of one run. Times in seconds; NaN where nothing was measured, and two
+    summaries are equal when every figure is, NaN equal to NaN (nothing measured in either:
+    a run without a late request has no late TTFT)."""
 
     requests: int
     completed: int
@@ -412,6 +416,8 @@ class Metrics:
     e2e_p90: float
     e2e_p99: float
     goodput: float
+    late_ttft_p99: float
+    late_ttft_max: float
 
     def stats(self, latency: str) -> Stats:
         """The statistics of `latency`, a key of `LATENCIES` ("ttft", "tpot", "tbt", "e2e")."""
@@ -423,6 +429,12 @@ class Metrics:
             k: (None if isinstance(v, float) and math.isnan(v) else v)
             for k, v in attrs.asdict(self).items()
         }
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is Metrics and self.to_dict() == other.to_dict()
+
+    def __hash__(self) -> int:
+        return hash(tuple(self.to_dict().values()))
 
 
 def summarize(
@@ -441,6 +453,7 @@ def summarize(
     output_tokens = int(log.generated.sum())
     abs_error, signed_error, count = predictor_errors
     ttft = Stats.of(result.ttft[produced])
+    late = result.ttft[produced & ~result.ttft_attained]
     itl = _gap_stats(plain, gaps, weights)
     ended = result.completed
     e2e = Stats.of(result.finish[ended] - c.arrival[ended])
@@ -484,6 +497,8 @@ def summarize(
         e2e_p90=e2e.p90,
         e2e_p99=e2e.p99,
         goodput=attained / span if span > 0 else math.nan,
+        late_ttft_p99=percentile(late, 99),
+        late_ttft_max=float(late.max()) if late.size else math.nan,
     )
 
 

@@ -19,7 +19,7 @@ import attrs
 from slidingpolicy import _validate
 from slidingpolicy.engine.metrics import Metrics
 from slidingpolicy.engine.simulator import EngineOptions, EngineStats, simulate
-from slidingpolicy.engine.workers import default_workers, trial_runner
+from slidingpolicy.engine.workers import trial_runner
 from slidingpolicy.errors import InvalidRecordError
 from slidingpolicy.hardware import HardwareModel, build_hardware
 from slidingpolicy.hardware.build import DEFAULT_NOISE_SIGMA
@@ -229,9 +229,7 @@ def run_many(
 ) -> list[RunSummary]:
     """Run every spec, on the Ray cluster at `ray` or in `workers` local processes
     (`engine.workers`); results in the order of `specs`, the same wherever they ran."""
-    if ray is None:
-        workers = min(default_workers() if workers is None else workers, len(specs))
-    with trial_runner(workers, ray) as runner:
+    with trial_runner(workers, ray, jobs=len(specs)) as runner:
         return runner.map(run, specs, on_done)
 
 

@@ -1,11 +1,12 @@
 """Where trials run: in this process, in a pool of local processes, or on a Ray cluster.
 
 `trial_runner(workers, ray)` opens one of the three for a `with` block; its `map(fn, items)`
-returns `fn(item)` for every item, in the order of `items`. A trial is a pure function of its
-spec (a `RunSpec` carries its seed), so where it runs never changes its result. Leaving the
-block on an exception (Ctrl-C included) stops what has not finished: the local pool's workers
-are terminated, Ray's tasks cancelled with their workers (`force`: a gentle cancel leaves
-a running trial to finish).
+returns `fn(item)` for every item, in the order of `items`. It never starts more local
+processes than this process may use CPUs, nor than the trials it will run at once (`jobs`).
+A trial is a pure function of its spec (a `RunSpec` carries its seed), so where it runs never
+changes its result. Leaving the block on an exception (Ctrl-C included) stops what has not
+finished: the local pool's workers are terminated, Ray's tasks cancelled with their workers
+(`force`: a gentle cancel leaves a running trial to finish).
 
 `ray` is the address of a Ray cluster, as `ray.init(address=...)` reads it: "auto" (the
 cluster this machine belongs to, e.g. started by `ray start --head`), "local" (a new Ray
@@ -22,12 +23,15 @@ from __future__ import annotations
 import os
 import signal
 import socket
+import threading
+import time
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from contextlib import contextmanager
 from types import ModuleType, TracebackType
-from typing import Protocol, TypeVar
+from typing import Protocol, TypeVar, cast
 
+from slidingpolicy import _validate
 from slidingpolicy.errors import InvalidRecordError, RayUnavailableError
 
 T = TypeVar("T")
@@ -51,24 +55,61 @@ class TrialRunner(Protocol):
         ...
 
 
+GRACE = 5.0
+"""Seconds a terminated worker has to exit before it is killed."""
+
+
+STOPPING = {signal.SIGINT, signal.SIGTERM}
+
+
 def _ignore_interrupts() -> None:
-    """Leave Ctrl-C to the parent process, which stops the pool (`WorkerPool`)."""
+    """Leave Ctrl-C to the parent process, which stops the pool (`WorkerPool`), and let SIGTERM
+    end the worker; then take the signals the parent blocked while it forked this worker."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, STOPPING)
 
 
 class WorkerPool(ProcessPoolExecutor):
     """A process pool whose workers ignore Ctrl-C; on an exception (Ctrl-C included) leaving
-    its `with` block, or on `abandon`, queued runs are cancelled and workers stopped at once."""
+    its `with` block, or on `abandon`, queued runs are cancelled and workers stopped at once.
+
+    Workers are forked as runs are submitted, with SIGINT and SIGTERM blocked: a forked worker
+    inherits the parent's Python handlers, and a signal then would run them in the worker
+    before it ignores Ctrl-C, or in the parent inside the fork's callbacks, where Python
+    drops the exception they raise (`cli.signals`); held back, it arrives once the worker
+    ignores it and the parent is back in its own code."""
 
     def __init__(self, workers: int) -> None:
         super().__init__(max_workers=workers, initializer=_ignore_interrupts)
 
+    def submit(self, fn: Callable[..., R], /, *args: object, **kwargs: object) -> Future[R]:
+        """`ProcessPoolExecutor.submit`, with SIGINT and SIGTERM held back (class docstring)."""
+        held = signal.pthread_sigmask(signal.SIG_BLOCK, STOPPING)
+        try:
+            return super().submit(fn, *args, **kwargs)
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, held)
+
     def abandon(self) -> None:
-        """Cancel what has not started and terminate the workers."""
+        """Cancel what has not started; terminate the workers, kill those still alive after
+        `GRACE` seconds, and reap them all (none is left behind, not even as a zombie). Then
+        wait for the pool's manager thread to see them gone and close its pipes: left
+        running, it races the interpreter's exit, which writes to a pipe it may be closing
+        (an "Exception ignored" traceback, EBADF)."""
+        manager = cast("threading.Thread | None", self._executor_manager_thread)
         processes = list((self._processes or {}).values())
         self.shutdown(wait=False, cancel_futures=True)
         for process in processes:
             process.terminate()
+        deadline = time.monotonic() + GRACE
+        for process in processes:
+            process.join(max(0.0, deadline - time.monotonic()))
+            if process.is_alive():
+                process.kill()
+                process.join()
+        if manager is not None:
+            manager.join(GRACE)
 
     def __exit__(
         self,
@@ -156,9 +197,12 @@ def _cancel(ray: ModuleType, refs: list[object]) -> None:
 
 
 @contextmanager
-def trial_runner(workers: int | None = None, ray: str | None = None) -> Iterator[TrialRunner]:
+def trial_runner(
+    workers: int | None = None, ray: str | None = None, *, jobs: int | None = None
+) -> Iterator[TrialRunner]:
     """Where trials run for a `with` block: on the Ray cluster at `ray` (module docstring), or
-    in `workers` local processes (default: one per CPU; one: in this process)."""
+    in `workers` local processes (default: one per CPU; one: in this process), at most one per
+    CPU and, given `jobs` (the most trials that run at once), at most `jobs`."""
     if ray is not None:
         if workers is not None:
             raise InvalidRecordError(
@@ -170,7 +214,12 @@ def trial_runner(workers: int | None = None, ray: str | None = None) -> Iterator
         with _connected(ray) as module:
             yield _RayTasks(module)
         return
-    count = default_workers() if workers is None else workers
+    if workers is not None:
+        _validate.integer("trials", "workers", workers, 1)
+    cores = default_workers()
+    count = cores if workers is None else min(workers, cores)
+    if jobs is not None:
+        count = min(count, _validate.integer("trials", "jobs", jobs, 0))
     if count <= 1:
         yield _Here()
         return

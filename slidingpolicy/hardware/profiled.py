@@ -21,24 +21,22 @@ t tokens take the time measured at the smallest grid point >= t. Vidur's grid is
 to 1024 (16 to 2048, 32 to 4096, 64 to 8192), so the edges of GEMM tiles (multiples of 64 or
 128 rows) are grid points, and a batch inside a gap runs the tiles of the gap's upper end
 (129 tokens need the two 128-row tiles that 136 needs). Past the last point we extend the last
-segment. Attention, the tensor-parallel all-reduces, the LM head and the per-iteration overhead
+segment, which must therefore not fall (else larger batches would take less time, then less
+than none). Attention, the tensor-parallel all-reduces, the LM head and the per-iteration overhead
 come from the roofline model, which also gives the KV capacity.
 """
 
 from __future__ import annotations
 
 import bisect
-import csv
-import io
 import math
-from collections.abc import Iterator
 from pathlib import Path
 
 import attrs
 import numpy as np
 
 from slidingpolicy._arrays import float_read_only
-from slidingpolicy._io import MAX_TOKENS, read_text
+from slidingpolicy._parse import MAX_TOKENS, CsvTable, read_csv
 from slidingpolicy.errors import InvalidRecordError, TraceFormatError, UnknownNameError
 from slidingpolicy.hardware.overlay import DenseOverlay
 from slidingpolicy.hardware.roofline import FloatArray, RooflineModel
@@ -88,6 +86,15 @@ class ProfiledModel(DenseOverlay):
             raise InvalidRecordError(record, "num_tokens", "needs >= 2 increasing token counts")
         if not np.all(np.isfinite(self.dense_seconds)) or np.any(self.dense_seconds < 0):
             raise InvalidRecordError(record, "dense_seconds", "must be finite and >= 0")
+        (before, last), (n_before, n_last) = self.dense_seconds[-2:], self.num_tokens[-2:]
+        if last < before:
+            raise InvalidRecordError(
+                record,
+                "dense_seconds",
+                f"fall with the token count at the end of the grid ({1e3 * before:.4g} ms at "
+                f"{n_before:.0f} tokens, {1e3 * last:.4g} ms at {n_last:.0f}): larger batches, "
+                "extrapolated along that fall, would take less time, then less than none",
+            )
         object.__setattr__(self, "_grid", tuple(self.num_tokens.tolist()))
         object.__setattr__(self, "_seconds", tuple(self.dense_seconds.tolist()))
 
@@ -121,12 +128,7 @@ class ProfiledModel(DenseOverlay):
 
 def read_profile(path: Path, roofline: RooflineModel) -> tuple[FloatArray, FloatArray]:
     """Token grid and summed non-attention seconds per iteration, from a Vidur profile CSV."""
-    text = read_text(path, TraceFormatError, FORMAT)
-    reader = csv.reader(io.StringIO(text, newline=""))
-    try:
-        sums, seen_tp = _read_rows(path, reader, roofline)
-    except csv.Error as error:
-        raise TraceFormatError(f"{path}:{reader.line_num}: {error}; {FORMAT}") from None
+    sums, seen_tp = _read_rows(read_csv(path, TraceFormatError, FORMAT), roofline)
     if roofline.tp not in seen_tp:
         raise UnknownNameError(
             f"tensor-parallel degree in {path.name}", str(roofline.tp), [str(t) for t in seen_tp]
@@ -135,12 +137,10 @@ def read_profile(path: Path, roofline: RooflineModel) -> tuple[FloatArray, Float
     return grid, np.array([sum(sums[int(t)]) / len(sums[int(t)]) for t in grid])
 
 
-def _read_rows(
-    path: Path, reader: Iterator[list[str]], roofline: RooflineModel
-) -> tuple[dict[int, list[float]], set[int]]:
+def _read_rows(table: CsvTable, roofline: RooflineModel) -> tuple[dict[int, list[float]], set[int]]:
     """Seconds per iteration at each token count of `roofline.tp`, and every tp in the file."""
-    header = next(reader, None)
-    if header is None:
+    path, header = table.path, table.header
+    if not header:
         raise TraceFormatError(f"{path}:1: empty file; {FORMAT}")
     column = {name: index for index, name in enumerate(header)}
     wanted = [f"time_stats.{op}.median" for op in PER_LAYER_OPS]
@@ -152,7 +152,7 @@ def _read_rows(
     once = [name for name in once if name in column]
     sums: dict[int, list[float]] = {}
     seen_tp: set[int] = set()
-    for line, row in enumerate(reader, start=2):
+    for line, row in table.rows:
         if len(row) != len(header):
             raise TraceFormatError(
                 f"{path}:{line}: {len(row)} fields, header has {len(header)}; {FORMAT}"

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 import attrs
 
-from slidingpolicy import _validate
+from slidingpolicy import _arguments, _validate
 from slidingpolicy.errors import InvalidRecordError
 from slidingpolicy.pricing.model import LatencyPredictor
 from slidingpolicy.pricing.queue import PricedQueue
@@ -54,6 +54,7 @@ class FixedBudget:
 
     def plan(self, pstate: Stateless, state: SchedulerState) -> tuple[BatchPlan, Stateless]:
         """Admit the decodes, then fill what is left of the budget down the ordered queue."""
+        _validate.instance(f"policy {self.name!r}", "pstate", pstate, Stateless)
         _validate.instance(f"policy {self.name!r}", "state", state, SchedulerState)
         admission = admit(state, self.token_budget)
         queue = ordered_head(state, self.order, admission.prefill_cap)
@@ -63,12 +64,14 @@ class FixedBudget:
     def observe(
         self, pstate: Stateless, state: SchedulerState, plan: BatchPlan, latency: float
     ) -> Stateless:
-        """Nothing to learn (a latency must still be one)."""
-        _validate.non_negative("observation", "latency", latency)
+        """Nothing to learn (the arguments must still be what they say)."""
+        _arguments.observation(self.name, pstate, Stateless, state, plan, latency)
         return pstate
 
     def observe_decodes(
         self, pstate: Stateless, decodes: Sequence[Request], latencies: Sequence[float]
     ) -> Stateless:
-        """Nothing to learn."""
+        """Nothing to learn (the arguments must still be what they say)."""
+        _validate.instance(f"policy {self.name!r}", "pstate", pstate, Stateless)
+        _arguments.decode_run("observe_decodes", decodes, latencies)
         return pstate

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from slidingpolicy._parse import parse_json
 from slidingpolicy.errors import PolicyLabelError
 
 Options = tuple[tuple[str, Any], ...]
@@ -25,7 +26,7 @@ def label(name: str, options: Options = ()) -> str:
 
 def _value(text: str) -> Any:
     try:
-        return json.loads(text)
+        return parse_json(text)
     except ValueError:
         return text
 

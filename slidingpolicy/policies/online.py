@@ -96,7 +96,7 @@ class Online(Generic[S]):
 
     def plan(self, pstate: OnlineState[S], state: SchedulerState) -> tuple[BatchPlan, Any]:
         """The inner policy's plan, priced with the learned predictor."""
-        _validate.instance(f"policy {self.name!r}", "pstate", pstate, OnlineState)
+        self._own(pstate)
         plan, inner = pstate.policy.plan(pstate.inner, state)
         if inner is pstate.inner:
             return plan, pstate
@@ -106,7 +106,7 @@ class Online(Generic[S]):
         self, pstate: OnlineState[S], state: SchedulerState, plan: BatchPlan, latency: float
     ) -> OnlineState[S]:
         """Give the batch that ran and its latency to the learner."""
-        _validate.non_negative("observation", "latency", latency)
+        self._own(pstate)
         inner = pstate.policy.observe(pstate.inner, state, plan, latency)
         if not plan.allocations:
             return pstate if inner is pstate.inner else attrs.evolve(pstate, inner=inner)
@@ -122,6 +122,7 @@ class Online(Generic[S]):
         self, pstate: OnlineState[S], decodes: Sequence[Request], latencies: Sequence[float]
     ) -> OnlineState[S]:
         """The decode-only iterations given to the learner at once (`learner.observe_decodes`)."""
+        self._own(pstate)
         inner = pstate.policy.observe_decodes(pstate.inner, decodes, latencies)
         if not decodes or not latencies:
             return pstate if inner is pstate.inner else attrs.evolve(pstate, inner=inner)
@@ -130,6 +131,19 @@ class Online(Generic[S]):
             pstate.learner, self.config, len(decodes), context, latencies
         )
         return self._after(pstate, inner, learner)
+
+    def _own(self, pstate: object) -> None:
+        """`pstate` must be a state this policy's `init` began: the inner policy it holds is
+        this one's but for the predictor it learned (another's would plan as that one)."""
+        _validate.instance(f"policy {self.name!r}", "pstate", pstate, OnlineState)
+        held = cast(OnlineState[S], pstate).policy
+        if held is not self.inner and not _same_but_predictor(held, self.inner):
+            raise InvalidRecordError(
+                f"policy {self.name!r}",
+                "pstate",
+                f"is the state of another policy ({held.name!r}, configured otherwise): "
+                "give the state this policy's init made",
+            )
 
     def _over(self, learner: Learner) -> Priced[S]:
         """The inner policy over the learner's predictor."""
@@ -163,6 +177,18 @@ def online(policy: Policy[Any], default: bool, **options: Any) -> Policy[Any]:
             )
         return policy
     return Online(cast(Priced[Any], policy), OnlineConfig(**options))
+
+
+def _same_but_predictor(held: object, inner: object) -> bool:
+    """Whether two policies (attrs records) are the same but for their predictor (every
+    other field equal)."""
+    if type(held) is not type(inner) or not attrs.has(type(inner)):
+        return False
+    return all(
+        getattr(held, f.name) == getattr(inner, f.name)
+        for f in attrs.fields(cast(Any, type(inner)))
+        if f.name != "predictor"
+    )
 
 
 def _context(state: SchedulerState, request_id: str) -> int:

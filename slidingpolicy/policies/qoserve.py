@@ -32,7 +32,7 @@ from collections.abc import Iterable, Sequence
 
 import attrs
 
-from slidingpolicy import _validate
+from slidingpolicy import _arguments, _validate
 from slidingpolicy.errors import InvalidRecordError
 from slidingpolicy.pricing.model import LatencyPredictor
 from slidingpolicy.pricing.queue import PricedQueue
@@ -192,7 +192,7 @@ class QoServe:
         A plan without prefill tokens carries no throughput to observe, nor does a latency
         so close to zero that the throughput it implies is not a finite number.
         """
-        latency = _validate.non_negative("observation", "latency", latency)
+        latency = _arguments.observation(self.name, pstate, QoServeState, state, plan, latency)
         if plan.prefill_budget == 0 or latency == 0.0:
             return pstate
         decay = self.config.decay
@@ -203,4 +203,6 @@ class QoServe:
         self, pstate: QoServeState, decodes: Sequence[Request], latencies: Sequence[float]
     ) -> QoServeState:
         """Decode-only iterations carry no prefill throughput: θ is unchanged."""
+        _validate.instance(f"policy {self.name!r}", "pstate", pstate, QoServeState)
+        _arguments.decode_run("observe_decodes", decodes, latencies)
         return pstate

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 import attrs
 
-from slidingpolicy import _validate
+from slidingpolicy import _arguments, _validate
 from slidingpolicy.pricing.model import LatencyPredictor
 from slidingpolicy.records.config import SlidingConfig
 from slidingpolicy.records.plan import BatchPlan
@@ -67,12 +67,14 @@ class SlidingServe:
     def observe(
         self, pstate: SlidingState, state: SchedulerState, plan: BatchPlan, latency: float
     ) -> SlidingState:
-        """Nothing to learn (a latency must still be one)."""
-        _validate.non_negative("observation", "latency", latency)
+        """Nothing to learn (the arguments must still be what they say)."""
+        _arguments.observation(self.name, pstate, SlidingState, state, plan, latency)
         return pstate
 
     def observe_decodes(
         self, pstate: SlidingState, decodes: Sequence[Request], latencies: Sequence[float]
     ) -> SlidingState:
-        """Nothing to learn."""
+        """Nothing to learn (the arguments must still be what they say)."""
+        _validate.instance(f"policy {self.name!r}", "pstate", pstate, SlidingState)
+        _arguments.decode_run("observe_decodes", decodes, latencies)
         return pstate

@@ -9,7 +9,13 @@ the same transformations:
 | `sarathi-edf+sc`      | EDF   | 2       | off         |
 | `sarathi-edf+sc+mlps` | MLPS  | 2       | off         |
 | `slidingserve`        | MLPS  | 2       | on          |
-| `slidingserve+`       | MLPS by deadline, urgent last | 2 | on    |
+| `slidingserve+`       | MLPS by deadline | 2 | on    |
+
+`slidingserve+`'s MLPS orders each level by TTFT deadline, then r_i; urgent requests go
+after the calm ones; late requests go last, except that once their deadline passed a minute
+ago (`late_grace`) they go first a tenth of the time (`late_share`). It also starts a prefill
+only with 64 free KV slots per running request (`kv_headroom`), so that a burst does not fill
+the cache with prompts and preempt decodes.
 
 `slidingserve` is the paper's algorithm with only the engineering decisions where the paper
 is silent (latency margin, no deferral, monotone predictor); `slidingserve+` is the
@@ -30,13 +36,33 @@ from slidingpolicy.policies.slidingserve import SlidingServe
 from slidingpolicy.pricing.model import LatencyPredictor
 from slidingpolicy.records.config import SlidingConfig
 
+LATE_GRACE = 60.0
+"""`slidingserve+`'s late grace G (s): a late request is promoted once its TTFT deadline
+passed a minute ago (docs/decisions.md, "Bursts")."""
+LATE_SHARE = 0.1
+"""`slidingserve+`'s late share f: promoted requests go first a tenth of the time. Served first
+all the time, they took the engine from live requests under sustained overload, which then
+went late in turn: attainment at 1.25× capacity fell from 94% to 72% (docs/decisions.md)."""
+KV_HEADROOM = 64
+"""`slidingserve+`'s KV headroom: four 16-token blocks of room per running request (one
+block still let a burst into a cache a tenth of the default preempt; tests/policies/
+test_bursts.py)."""
+
 FIXED: MappingProxyType[str, MappingProxyType[str, object]] = MappingProxyType(
     {
         "greedy": MappingProxyType({"window": 1, "constructor": False}),
         "sarathi-edf+sc": MappingProxyType({"order": "edf", "constructor": False}),
         "sarathi-edf+sc+mlps": MappingProxyType({"order": "mlps", "constructor": False}),
         "slidingserve": MappingProxyType({}),
-        "slidingserve+": MappingProxyType({"level_order": "deadline", "urgent_first": False}),
+        "slidingserve+": MappingProxyType(
+            {
+                "level_order": "deadline",
+                "urgent_first": False,
+                "late_grace": LATE_GRACE,
+                "late_share": LATE_SHARE,
+                "kv_headroom": KV_HEADROOM,
+            }
+        ),
     }
 )
 """The `SlidingConfig` fields each variant fixes."""
@@ -47,7 +73,7 @@ VARIANT_SUMMARIES: MappingProxyType[str, str] = MappingProxyType(
         "sarathi-edf+sc": "ablation: EDF order + SlidingChunker (two-iteration window)",
         "sarathi-edf+sc+mlps": "ablation: MLPS + SlidingChunker, no BatchConstructor",
         "slidingserve": "the paper's: MLPS, SlidingChunker, BatchConstructor",
-        "slidingserve+": "recommended: MLPS by deadline, hopeless requests last",
+        "slidingserve+": "recommended: MLPS by deadline, hopeless last, late back after 60 s",
     }
 )
 """One line on each variant, in the order of `FIXED`."""

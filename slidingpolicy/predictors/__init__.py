@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from slidingpolicy import _validate
 from slidingpolicy.pricing.model import LatencyPredictor
 
 PACKAGED = Path(__file__).resolve().parent / "packaged"
@@ -34,6 +35,10 @@ def default_predictor(
     """The packaged predictor of a built-in hardware profile (qwen2.5-7b on 2× RTX 3090 by
     default; not calibrated for your hardware: `slidingpolicy fit` yours), fitted afresh
     from the profile's roofline model if none is packaged."""
+    for field, name in (("gpu", gpu), ("model", model)):
+        if not isinstance(name, str):
+            raise _validate.fail("default_predictor", field, f"must be a name, got {name!r}")
+    _validate.integer("default_predictor", "tp", tp, 1)
     path = packaged_path(gpu, model, tp)
     if path.is_file():
         return LatencyPredictor.load(path)

@@ -15,6 +15,7 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections.abc import Sequence
 
+from slidingpolicy import _arguments, _validate
 from slidingpolicy.pricing.model import LatencyPredictor
 from slidingpolicy.pricing.queue import Piece, PricedQueue
 from slidingpolicy.records.request import Request
@@ -133,5 +134,11 @@ def time_to_budget(
     limit: int,
 ) -> int:
     """The largest b ≤ limit such that all decodes plus a greedy fill of b prefill tokens from
-    the ordered queue have predicted latency ≤ target; 0 when no b fits."""
+    the ordered queue have predicted latency ≤ target (seconds); 0 when no b fits."""
+    where = "time_to_budget"
+    _validate.instance(where, "predictor", predictor, LatencyPredictor)
+    _arguments.requests(where, "decodes", decodes, decoding=True)
+    _arguments.requests(where, "queue", queue, decoding=False)
+    target = _validate.seconds(where, "target", target)
+    limit = _validate.integer(where, "limit", limit, 0)
     return fill_budget(PricedQueue.of(predictor, decodes, queue), target, limit)

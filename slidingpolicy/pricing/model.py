@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +12,8 @@ import numpy as np
 
 from slidingpolicy import _validate
 from slidingpolicy._arrays import read_only
-from slidingpolicy._io import parse_json, read_text, write_text
+from slidingpolicy._io import write_text
+from slidingpolicy._parse import read_json
 from slidingpolicy.errors import InvalidRecordError, PredictorFormatError
 from slidingpolicy.pricing.features import (
     NUM_FEATURES,
@@ -35,7 +37,13 @@ of a tile-aware predictor (written only for one)."""
 
 
 def _weights(value: object) -> tuple[float, ...]:
-    return tuple(float(w) for w in value)  # type: ignore[attr-defined]
+    """The weights as floats: a sequence of numbers (a string of digits is not one), each
+    seconds per unit of its feature, from 0 to `MAX_SECONDS`."""
+    if not isinstance(value, Sequence | np.ndarray) or isinstance(value, str | bytes):
+        raise InvalidRecordError(
+            "linear model", "weights", f"must be a list of numbers, got {type(value).__name__}"
+        )
+    return tuple(_validate.seconds("linear model", f"weights[{j}]", w) for j, w in enumerate(value))
 
 
 @attrs.frozen(slots=True)
@@ -49,7 +57,7 @@ class LinearModel:
 
     def __attrs_post_init__(self) -> None:
         record = "linear model"
-        _validate.non_negative(record, "intercept", self.intercept)
+        _validate.seconds(record, "intercept", self.intercept)
         _validate.non_negative(record, "samples", self.samples)
         if len(self.weights) not in (NUM_FEATURES, NUM_FEATURES + 1):
             raise InvalidRecordError(
@@ -58,8 +66,6 @@ class LinearModel:
                 f"has {len(self.weights)} entries, needs {NUM_FEATURES} (or "
                 f"{NUM_FEATURES + 1} with a tile count)",
             )
-        for j, w in enumerate(self.weights):
-            _validate.non_negative(record, f"weights[{j}]", w)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form."""
@@ -214,10 +220,20 @@ class LatencyPredictor:
         """Read the JSON form; a wrong format or version raises PredictorFormatError."""
         if not isinstance(data, dict) or data.get("format") != FORMAT:
             raise PredictorFormatError(f"{origin}: not a {FORMAT} file")
-        if data.get("version") not in READABLE:
+        version = data.get("version")
+        if version not in READABLE:
             raise PredictorFormatError(
-                f"{origin}: format version {data.get('version')!r}, this package reads "
+                f"{origin}: format version {version!r}, this package reads "
                 f"{' and '.join(map(str, READABLE))}"
+            )
+        if (version == TILED_VERSION) != ("tile" in data):
+            raise PredictorFormatError(
+                f"{origin}: version {version} "
+                + (
+                    "(tile-aware) needs its 'tile', the tokens of a GEMM tile"
+                    if version == TILED_VERSION
+                    else f"has no 'tile' (a tile-aware predictor is version {TILED_VERSION})"
+                )
             )
         try:
             models = data["models"]
@@ -248,11 +264,5 @@ class LatencyPredictor:
         if not isinstance(path, str | Path):
             raise PredictorFormatError(f"path: must be a str or Path, got {type(path).__name__}")
         formats = f"expected a {FORMAT} JSON file (written by `slidingpolicy fit --out`)"
-        text = read_text(path, PredictorFormatError, formats)
-        try:
-            data = parse_json(text)
-        except ValueError as error:
-            raise PredictorFormatError(
-                f"{path}: cannot read predictor: not JSON ({error}); {formats}"
-            ) from None
+        data = read_json(path, PredictorFormatError, formats)
         return cls.from_dict(data, origin=str(path))

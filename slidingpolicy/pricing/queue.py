@@ -24,6 +24,7 @@ from itertools import accumulate
 import attrs
 import numpy as np
 
+from slidingpolicy import _arguments, _validate
 from slidingpolicy.pricing.features import (
     FloatArray,
     IntArray,
@@ -153,6 +154,7 @@ class PricedQueue:
         contexts: Sequence[int],
     ) -> PricedQueue:
         """The queue of remainders r_i on u_i cached tokens, in order, beside these decodes."""
+        _validate.instance("priced queue", "predictor", predictor, LatencyPredictor)
         remaining, contexts = tuple(remaining), tuple(contexts)
         starts = tuple(accumulate(remaining, initial=0))
         decodes, decode_context = len(decode_contexts), sum(decode_contexts)
@@ -187,13 +189,19 @@ class PricedQueue:
         remaining: list[int] = []
         contexts: list[int] = []
         laid = 0
-        for q in queue:
-            if reach is not None and laid >= reach:
-                break
-            remaining.append(q.remaining_prefill)
-            contexts.append(q.context_tokens)
-            laid += remaining[-1]
-        return cls.of_lengths(predictor, [d.context_tokens for d in decodes], remaining, contexts)
+        try:
+            for q in queue:
+                if reach is not None and laid >= reach:
+                    break
+                remaining.append(q.remaining_prefill)
+                contexts.append(q.context_tokens)
+                laid += remaining[-1]
+            decode_contexts = [d.context_tokens for d in decodes]
+        except AttributeError:
+            _arguments.requests("priced queue", "queue", queue)
+            _arguments.requests("priced queue", "decodes", decodes)
+            raise
+        return cls.of_lengths(predictor, decode_contexts, remaining, contexts)
 
     @property
     def count(self) -> int:

@@ -28,8 +28,8 @@ from slidingpolicy.records._unchecked import constructor
 from slidingpolicy.records.request import Request
 from slidingpolicy.records.tree import Key, Node
 
-Kind = Literal["remaining", "deadline", "arrival"]
-"""A key order of an index: (r_i, a_i, id), (d_i, a_i, id) or (a_i, id)."""
+Kind = Literal["remaining", "deadline", "due", "arrival"]
+"""A key order of an index: (r_i, a_i, id), (d_i, a_i, id), (d_i, r_i, a_i, id) or (a_i, id)."""
 
 
 def remaining_key(request: Request) -> Key:
@@ -42,6 +42,12 @@ def deadline_key(request: Request) -> Key:
     return (request.deadline, request.arrival, request.id)
 
 
+def due_key(request: Request) -> Key:
+    """(d_i, r_i, a_i, id): earliest deadline first, the shortest first among equal deadlines
+    (requests that arrive together: the most of them then meet it)."""
+    return (request.deadline, request.remaining_prefill, request.arrival, request.id)
+
+
 def arrival_key(request: Request) -> Key:
     """(a_i, id): first come, first served."""
     return (request.arrival, request.id)
@@ -50,6 +56,7 @@ def arrival_key(request: Request) -> Key:
 KEYS: dict[Kind, Callable[[Request], Key]] = {
     "remaining": remaining_key,
     "deadline": deadline_key,
+    "due": due_key,
     "arrival": arrival_key,
 }
 

@@ -31,7 +31,19 @@ class SlidingConfig:
     - `split_search`: the paper's ternary search or the exact minimizer of eq. 9.
     - `order`: MLPS (eq. 16) or EDF on the TTFT deadline (the ablation's base).
     - `level_order`: MLPS's key inside a level: the remaining prefill r_i (eq. 15, the
-      paper's) or the TTFT deadline (docs/decisions.md).
+      paper's) or the TTFT deadline, r_i among equal deadlines (docs/decisions.md).
+    - `late_grace`: G, with `demote_late`: a request whose TTFT deadline passed more than G
+      seconds ago is promoted (in the windows of `late_share`): served, in deadline order,
+      before every live request of its protection class, so that what a demoted request
+      waits is bounded (docs/decisions.md, "Bursts"). None (the paper's): late requests stay
+      last.
+    - `late_share`: f in (0, 1], the share of each second (`stages.order.LATE_PERIOD`), its
+      first f, in which promoted requests go first; the rest of the time they stay last, so
+      that they take at most f of the engine from live requests under sustained overload.
+    - `kv_headroom`: a waiting request starts its prefill only if the KV slots left free
+      after its prompt are at least this many per running request (decoding or prefilling,
+      itself included): room for their next tokens, so that decodes do not run the cache
+      out and get preempted. 0 (the paper's): any request whose prompt fits starts.
     - `urgent_first`: urgent requests (e_i = 1, eq. 14) sort before the others, as the paper
       has it; False sorts them after, as QoServe relegates requests that cannot make it.
     - `constructor`: route risky batches to BatchConstructor (eq. 17–22); off for the ablations.
@@ -50,6 +62,9 @@ class SlidingConfig:
     urgent_first: bool = True
     constructor: bool = True
     latency_margin: float | None = None
+    late_grace: float | None = None
+    late_share: float = 1.0
+    kv_headroom: int = 0
 
     def __attrs_post_init__(self) -> None:
         record = "sliding config"
@@ -58,6 +73,8 @@ class SlidingConfig:
         _validate.positive(record, "epsilon", self.epsilon)
         if _validate.integer(record, "window", self.window, 1) > MAX_WINDOW:
             raise InvalidRecordError(record, "window", f"={self.window} must be <= {MAX_WINDOW}")
+        self._check_promotion(record)
+        _validate.integer(record, "kv_headroom", self.kv_headroom, 0)
         if self.latency_margin is not None:
             margin = _validate.finite(record, "latency_margin", self.latency_margin)
             if margin < 1.0:
@@ -74,3 +91,15 @@ class SlidingConfig:
         for field in ("demote_late", "constructor", "urgent_first"):
             if not isinstance(getattr(self, field), bool):
                 raise InvalidRecordError(record, field, "must be a bool")
+
+    def _check_promotion(self, record: str) -> None:
+        """`late_grace` (seconds, only with `demote_late`) and `late_share` in (0, 1]."""
+        share = _validate.finite(record, "late_share", self.late_share)
+        if not 0.0 < share <= 1.0:
+            raise InvalidRecordError(record, "late_share", f"={share} must be in (0, 1]")
+        if self.late_grace is not None:
+            _validate.seconds(record, "late_grace", self.late_grace)
+            if not self.demote_late:
+                raise InvalidRecordError(
+                    record, "late_grace", "needs demote_late=True: nothing is demoted otherwise"
+                )

@@ -52,7 +52,10 @@ class Request:
     """A live request: waiting (prefilled = 0), prefilling, or decoding (prefilled = prompt).
 
     `generated` counts output tokens produced so far; the iteration that completes the prefill
-    produces token 1, so a decoding request has generated >= 1.
+    produces token 1, so a decoding request has generated >= 1 and one in prefill 0. A request
+    preempted by recompute after g tokens waits again as one whose prompt holds those g
+    tokens, with generated 0 and a TTFT SLO of L_ttft + g·L_tbt: its deadline is still that of
+    its token g + 1 (eq. 1), and u_i counts only what is cached.
     """
 
     id: str
@@ -80,12 +83,12 @@ class Request:
         if not isinstance(self.id, str) or not self.id:
             raise InvalidRecordError("request", "id", f"must be a non-empty str, got {self.id!r}")
         record = self._name
-        _validate.non_negative(record, "arrival", self.arrival)
+        _validate.seconds(record, "arrival", self.arrival)
         prompt = _validate.integer(record, "prompt_tokens", self.prompt_tokens, 1)
         prefilled = _validate.integer(record, "prefilled", self.prefilled, 0)
         generated = _validate.integer(record, "generated", self.generated, 0)
-        _validate.positive(record, "ttft_slo", self.ttft_slo)
-        _validate.positive(record, "tbt_slo", self.tbt_slo)
+        _validate.duration(record, "ttft_slo", self.ttft_slo)
+        _validate.duration(record, "tbt_slo", self.tbt_slo)
         _validate.flag(record, "protected", self.protected)
         if prefilled > prompt:
             raise _validate.fail(
@@ -96,6 +99,15 @@ class Request:
                 record,
                 "generated",
                 "=0 but the prefill is complete: the iteration that completes it produces token 1",
+            )
+        if prefilled < prompt and generated > 0:
+            raise _validate.fail(
+                record,
+                "generated",
+                f"={generated} but the prefill is not complete (prefilled={prefilled} < "
+                f"prompt_tokens={prompt}): no token comes before it is (a request recomputing "
+                "after preemption has its tokens in its prompt, generated=0, and ttft_slo "
+                "extended by generated·tbt_slo)",
             )
         if self.max_new_tokens is not None:
             limit = _validate.integer(record, "max_new_tokens", self.max_new_tokens, 1)

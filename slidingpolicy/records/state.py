@@ -42,7 +42,7 @@ class SchedulerState:
 
     def __attrs_post_init__(self) -> None:
         record = "scheduler state"
-        now = _validate.finite(record, "now", self.now)
+        now = _validate.seconds(record, "now", self.now)
         _check_scalars(self)
         requests = self._listed
         if not isinstance(requests, tuple):
@@ -77,7 +77,7 @@ class SchedulerState:
         linear in the decodes: the queue's members were checked as they joined it, and none
         may have arrived after `now`)."""
         record = "scheduler state"
-        now = _validate.finite(record, "now", now)
+        now = _validate.seconds(record, "now", now)
         if not isinstance(decoding, tuple):
             raise InvalidRecordError(
                 record, "decoding", f"must be a tuple of Request, got {type(decoding)}"

@@ -254,8 +254,10 @@ def burst_spec(config: ReproConfig, setting: Setting, dataset: str, unit: float)
     return attrs.evolve(base, arrivals=arrivals)
 
 
-def burst_trial(job: tuple[RunSpec, float, float]) -> list[list[int]]:
-    """(arrived, missed) per arrival bin of `width` seconds up to `end`, for one run."""
+def burst_trial(job: tuple[RunSpec, float, float]) -> Row:
+    """One run's (arrived, missed) per arrival bin of `width` seconds up to `end` ("bins"),
+    and the TTFT p99 and max of its late requests (those whose first token missed its TTFT
+    deadline: what a request a policy demoted waited)."""
     spec, width, end = job
     workload = spec.workload.build(spec.arrivals, spec.seed)
     policy = by_name(spec.policy, predictor_of(spec), **dict(spec.policy_options))
@@ -265,7 +267,12 @@ def burst_trial(job: tuple[RunSpec, float, float]) -> list[list[int]]:
     index = np.minimum((arrival // width).astype(np.int64), bins)
     arrived = np.bincount(index, minlength=bins + 1)[:bins]
     missed = np.bincount(index, weights=~output.outcome.attained, minlength=bins + 1)[:bins]
-    return [[int(a), int(m)] for a, m in zip(arrived, missed, strict=True)]
+    late = output.metrics.to_dict()
+    return {
+        "bins": [[int(a), int(m)] for a, m in zip(arrived, missed, strict=True)],
+        "late_ttft_p99": late["late_ttft_p99"],
+        "late_ttft_max": late["late_ttft_max"],
+    }
 
 
 def burst_rows(
@@ -287,7 +294,7 @@ def burst_rows(
                 spec = attrs.evolve(base.with_policy(policy), seed=seed)
                 jobs.append((spec, config.burst.bin, config.burst.end))
     with bar("transient overload", len(jobs)) as tick:
-        binned = parallel_map(burst_trial, jobs, workers, tick, ray)
+        ran = parallel_map(burst_trial, jobs, workers, tick, ray)
     return [
         {
             "setting": key,
@@ -295,9 +302,9 @@ def burst_rows(
             "policy": spec.label,
             "seed": spec.seed,
             "unit": unit,
-            "bins": bins,
+            **trial,
         }
-        for (key, dataset, unit), (spec, _, _), bins in zip(cases, jobs, binned, strict=True)
+        for (key, dataset, unit), (spec, _, _), trial in zip(cases, jobs, ran, strict=True)
     ]
 
 
@@ -374,5 +381,5 @@ def parallel_map(
     ray: str | None = None,
 ) -> list[Any]:
     """`function` over `jobs`, in order, where `trial_runner` runs trials."""
-    with trial_runner(workers, ray) as runner:
+    with trial_runner(workers, ray, jobs=len(jobs)) as runner:
         return runner.map(function, jobs, on_done=lambda _: tick(1))

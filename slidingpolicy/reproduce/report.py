@@ -501,6 +501,8 @@ def burst_section(results: Row) -> str:
         "cut vs qoserve (ss / ss+)",
     ]
     parts += ["", _table(header_row, table, right_from=2), ""]
+    if all("late_ttft_max" in r for r in rows_in):
+        parts += [_late_table(rows_in, cases), ""]
     parts.append(f"![violation rate over time through a burst]({FIGURES['burst']})")
     parts += [
         "",
@@ -510,6 +512,30 @@ def burst_section(results: Row) -> str:
         "ours ÷ theirs over the whole run; negative: more violations than the baseline).",
     ]
     return "\n".join(parts)
+
+
+def _late_table(rows_in: Sequence[Row], cases: Sequence[tuple[str, str]]) -> str:
+    """The TTFT p99 and max of each policy's late requests through the burst, the highest
+    over the seeds."""
+    table = []
+    for key, dataset in cases:
+        cells = []
+        for policy in LOAD_POLICIES:
+            mine = rows_of(rows_in, key, dataset, policy)
+            p99, top = (
+                max((r[f] for r in mine if r[f] is not None), default=None)
+                for f in ("late_ttft_p99", "late_ttft_max")
+            )
+            cells.append(f"{_num(p99, 1)} / {_num(top, 1)}")
+        table.append([key, dataset, *cells])
+    header_row = ["setting", "data set", *(_code(p) for p in LOAD_POLICIES)]
+    return (
+        "TTFT (s) of the late requests, those whose first token missed its TTFT deadline "
+        "(what a request a policy demoted waited): p99 / max, the highest over the seeds. "
+        "`slidingserve+` serves a late request again once its deadline passed a minute ago, "
+        "a tenth of the time ([decisions: bursts](../decisions.md#bursts)).\n\n"
+        + _table(header_row, table, right_from=2)
+    )
 
 
 def _gains_over(

@@ -3,7 +3,6 @@ the report into one folder."""
 
 from __future__ import annotations
 
-import json
 import resource
 import time
 from collections.abc import Callable, Sequence
@@ -11,8 +10,10 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from slidingpolicy._io import write_text
+from slidingpolicy._parse import read_json
 from slidingpolicy.engine.results import write_json, write_results
 from slidingpolicy.engine.workers import cluster
+from slidingpolicy.errors import SlidingPolicyError
 from slidingpolicy.reproduce.config import ReproConfig
 from slidingpolicy.reproduce.experiments import (
     Bar,
@@ -91,8 +92,9 @@ def _cpu_seconds() -> float:
 
 def write_report(folder: Path) -> Path:
     """The report and its figures from the raw results already in `folder`."""
-    results = json.loads((folder / RESULTS).read_text())
-    timings = json.loads((folder / TIMINGS).read_text())
+    written = "expected the JSON that `slidingpolicy reproduce` writes"
+    results = read_json(folder / RESULTS, SlidingPolicyError, written)
+    timings = read_json(folder / TIMINGS, SlidingPolicyError, written)
     draw(results, folder)
     path = folder / REPORT
     write_text(path, render(results, timings))

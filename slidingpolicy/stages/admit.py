@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
+
 import attrs
 
 from slidingpolicy.records.request import Request
@@ -39,3 +41,31 @@ def admit(state: SchedulerState, token_budget: int) -> Admission:
         () if by_kv else left_out,
         0,
     )
+
+
+def kv_admitted(
+    stream: Iterable[Request], free: int | None, decodes: int, headroom: int
+) -> Iterator[Request]:
+    """The requests of `stream` a plan may run (`SlidingConfig.kv_headroom`): every one
+    already prefilling (its prompt is reserved), and waiting ones, in order, while the free KV
+    slots each one's prompt leaves are at least `headroom` per running request, itself
+    included, or nothing else runs (so that a long prompt is never kept out of an idle
+    cache); after the first that cannot start, none behind it does (none overtakes it).
+    `free` is the state's `kv_free_tokens` (None: unlimited), `decodes` the decodes
+    admitted."""
+    if free is None or headroom == 0:
+        yield from stream
+        return
+    left, running, starting = free - decodes, decodes, True
+    for request in stream:
+        if request.prefilled > 0:
+            left -= request.remaining_prefill
+            running += 1
+            yield request
+            continue
+        fits = running == 0 or left - request.prompt_tokens >= headroom * (running + 1)
+        starting = starting and fits
+        if starting:
+            left -= request.prompt_tokens
+            running += 1
+            yield request

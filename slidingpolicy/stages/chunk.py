@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import attrs
 
+from slidingpolicy import _validate
 from slidingpolicy.pricing.budget import fill_budget
 from slidingpolicy.pricing.queue import PricedQueue
 from slidingpolicy.pricing.split import exact_split, ternary_split, window_split
-from slidingpolicy.records.config import SlidingConfig
+from slidingpolicy.records.config import MAX_WINDOW, SlidingConfig
 from slidingpolicy.records.plan import BatchPlan, Diagnostics, PlanPath
 from slidingpolicy.stages.assemble import greedy_plan
 from slidingpolicy.stages.draft import Draft
@@ -37,6 +38,7 @@ def sliding_chunk(
     fits now within T_cur it runs now, and a split that would run no prefill now runs
     TimeToBudget(T_cur) instead.
     """
+    _check_chunk_arguments(fill, horizon, cap, config)
     if not horizon:
         budget = min(cap, fill.total)
         return ChunkDecision(budget, budget)
@@ -52,6 +54,18 @@ def sliding_chunk(
         split = exact_split if config.split_search == "exact" else ternary_split
         budget = split(fill, budget_sum, cap, t_cur)
     return ChunkDecision(budget if budget > 0 else now, budget_sum)
+
+
+def _check_chunk_arguments(fill: object, horizon: object, cap: object, config: object) -> None:
+    """`sliding_chunk`'s arguments, each named when it is not what the function takes."""
+    where = "sliding_chunk"
+    _validate.instance(where, "fill", fill, PricedQueue)
+    if not isinstance(horizon, tuple) or len(horizon) > MAX_WINDOW:
+        raise _validate.fail(where, "horizon", f"must be a tuple of at most {MAX_WINDOW} times")
+    for k, deadline in enumerate(horizon):
+        _validate.seconds(where, f"horizon[{k}]", deadline)
+    _validate.integer(where, "cap", cap, 0)
+    _validate.instance(where, "config", config, SlidingConfig)
 
 
 def chunk_stage(draft: Draft) -> BatchPlan:

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 import attrs
 
+from slidingpolicy import _arguments, _validate
 from slidingpolicy.pricing.budget import fill_budget
 from slidingpolicy.pricing.queue import PricedQueue
 from slidingpolicy.records.plan import BatchPlan, Diagnostics, PlanPath
@@ -14,6 +15,7 @@ from slidingpolicy.stages.assemble import assemble
 from slidingpolicy.stages.check import check_violations
 from slidingpolicy.stages.draft import Draft
 from slidingpolicy.stages.knapsack import knapsack, max_count
+from slidingpolicy.stages.order import promotion_line
 
 
 @attrs.frozen(slots=True)
@@ -128,6 +130,27 @@ def choose(base: PricedQueue, anchor: Anchor, now: float) -> Construction | None
     )
 
 
+def _check_construct_arguments(
+    base: object,
+    members: object,
+    risky: object,
+    now: object,
+    t_cur: object,
+    cap: object,
+    margin: object,
+) -> None:
+    """`construct_batch`'s arguments, each named when it is not what the function takes."""
+    where = "construct_batch"
+    _validate.instance(where, "base", base, PricedQueue)
+    _arguments.requests(where, "members", members, decoding=False)
+    _arguments.requests(where, "risky", risky, decoding=False)
+    _validate.seconds(where, "now", now)
+    if t_cur is not None:
+        _validate.seconds(where, "t_cur", t_cur)
+    _validate.integer(where, "cap", cap, 0)
+    _arguments.margin(where, margin)
+
+
 def construct_batch(
     base: PricedQueue,
     members: Sequence[Request],
@@ -146,6 +169,7 @@ def construct_batch(
     search stops once no remaining bound reaches the best |Y| found. Exact ties in eq. 21 go
     to the anchor earlier in queue order.
     """
+    _check_construct_arguments(base, members, risky, now, t_cur, cap, margin)
     admitted = []
     capacities: dict[float, int] = {}
     for position, request in enumerate(risky):
@@ -170,12 +194,17 @@ def construct_batch(
 def construct_stage(draft: Draft) -> BatchPlan | None:
     """The BatchConstructor's stage (Fig. 3, Alg. 3): when the candidate batch puts a request
     at risk (the violation check), the best verified Y_a; None when nothing is at risk or no
-    anchor fits, to leave the iteration to the chunker."""
+    anchor fits, or when the candidate batch holds a promoted request
+    (`stages.order.promotion_line`: the chunker serves those first, in order), to leave the
+    iteration to the chunker."""
     now, cap, margin = draft.now, draft.cap, draft.margin
     if cap <= 0:
         return None
     candidate = check_violations(draft.fill, draft.queue, cap, now, margin)
     if not candidate.risky:
+        return None
+    promoted = promotion_line(draft.config, now)
+    if any(r.deadline <= promoted for r in candidate.members):
         return None
     built = construct_batch(
         draft.fill, candidate.members, candidate.risky, now, draft.t_cur, cap, margin

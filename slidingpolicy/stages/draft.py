@@ -7,7 +7,7 @@ an iteration to the BatchConstructor or, failing that, to the SlidingChunker.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 import attrs
 
@@ -17,7 +17,7 @@ from slidingpolicy.records.config import SlidingConfig
 from slidingpolicy.records.plan import BatchPlan
 from slidingpolicy.records.request import Request
 from slidingpolicy.records.state import SchedulerState
-from slidingpolicy.stages.admit import Admission, admit
+from slidingpolicy.stages.admit import Admission, admit, kv_admitted
 from slidingpolicy.stages.deadlines import window_deadlines
 from slidingpolicy.stages.order import mlps_head
 
@@ -59,7 +59,12 @@ def prepare(
     now = state.now
     admission = admit(state, config.max_batch_tokens)
     reach = config.window * admission.prefill_cap
-    queue = mlps_head(state, config, reach)
+    free, decodes, headroom = state.kv_free_tokens, len(admission.decodes), config.kv_headroom
+
+    def startable(stream: Iterable[Request]) -> Iterable[Request]:
+        return kv_admitted(stream, free, decodes, headroom)
+
+    queue = mlps_head(state, config, reach, startable)
     fill = PricedQueue.of(predictor, admission.decodes, queue, reach=reach)
     horizon = window_deadlines(admission.decodes, now, config.window)
     return Draft(now, config, admission, tuple(queue), fill, horizon, margin)

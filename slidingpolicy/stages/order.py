@@ -14,18 +14,27 @@ with the same key the sort uses. Both paths give the same head, element for elem
 from __future__ import annotations
 
 import heapq
+import math
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import Literal
+from typing import Any, Literal
 
 import attrs
 
+from slidingpolicy import _validate
 from slidingpolicy.records.candidates import KEYS, CandidateQueue, Kind
 from slidingpolicy.records.config import SlidingConfig
 from slidingpolicy.records.request import Request
 from slidingpolicy.records.state import SchedulerState
 from slidingpolicy.records.tree import Node, scan
 
-MlpsKey = tuple[int, int, int, float, float, str]
+MlpsKey = tuple[Any, ...]
+
+PROMOTED, LIVE, LATE = 0, 1, 2
+"""MLPS's stages of a request by its TTFT deadline d_i: promoted (past for longer than the
+late grace, in a promotion window: served again), still ahead, or past (demoted)."""
+LATE_PERIOD = 1.0
+"""Seconds: promoted requests go first in the first `late_share` of each period
+(`promotion_line`)."""
 
 SORT_LIMIT = 64
 """Queues of at most this many candidates are sorted, and so is any state built from a list
@@ -47,31 +56,53 @@ def is_urgent(
     return urgency(request.remaining_prefill, request.deadline, now, throughput, epsilon) > alpha
 
 
-def mlps_keys(now: float, throughput: float, config: SlidingConfig) -> Callable[[Request], MlpsKey]:
-    """K_i = (1 − g_i, late_i, 1 − e_i, r_i) then arrival and id (eq. 15), as a sort key.
+def promotion_line(config: SlidingConfig, now: float) -> float:
+    """The TTFT deadline at or before which a late request is promoted at `now`: now − G
+    within the first `late_share` of each `LATE_PERIOD` (the promotion window), −inf outside
+    it or without a `late_grace` G (`SlidingConfig`)."""
+    grace = config.late_grace
+    if grace is None or now % LATE_PERIOD >= config.late_share * LATE_PERIOD:
+        return -math.inf
+    return now - grace
 
-    late_i = 1 when the TTFT deadline has passed and `demote_late` is on, else 0.
-    With `level_order="deadline"` the TTFT deadline takes r_i's place inside each level.
-    The configuration is read once, not once per request, and max(s_i, ε) is a conditional
-    rather than a call to `max` (the same float): this runs on every candidate of every plan.
+
+def level_kind(config: SlidingConfig) -> Kind:
+    """The index order inside MLPS's levels: (r_i, a_i, id), the paper's, or with
+    `level_order="deadline"` (d_i, r_i, a_i, id)."""
+    return "remaining" if config.level_order == "remaining" else "due"
+
+
+def mlps_keys(now: float, throughput: float, config: SlidingConfig) -> Callable[[Request], MlpsKey]:
+    """K_i = (1 − g_i, stage_i, 1 − e_i) then the level's own order (eq. 15), as a sort key.
+
+    stage_i is LIVE, or with `demote_late` (§7.2) LATE once the TTFT deadline has passed and,
+    with a `late_grace` G, PROMOTED once it passed more than G ago, in the promotion windows
+    (`promotion_line`; `PROMOTED < LIVE < LATE`);
+    PROMOTED is one level, urgency aside (e_i = 0), so that promoted requests go in their own
+    order. Inside a level: r_i, arrival, id (the paper's), or with `level_order="deadline"`
+    the TTFT deadline, then r_i, arrival, id (`level_kind`). The configuration is read once,
+    not once per request, and max(s_i, ε) is a conditional rather than a call to `max` (the
+    same float): this runs on every candidate of every plan.
     """
     demote, urgent_first = config.demote_late, config.urgent_first
     alpha, epsilon = config.urgency_threshold, config.epsilon
     by_remaining = config.level_order == "remaining"
+    promoted_before = promotion_line(config, now)
 
     def key(request: Request) -> MlpsKey:
         deadline = request.deadline
         remaining = request.remaining_prefill
         slack = deadline - now
         urgent = remaining / (throughput * (epsilon if epsilon > slack else slack)) > alpha
-        return (
-            0 if request.protected else 1,
-            1 if demote and deadline <= now else 0,
-            0 if urgent == urgent_first else 1,
-            remaining if by_remaining else deadline,
-            request.arrival,
-            request.id,
-        )
+        if not demote or deadline > now:
+            stage = LIVE
+        else:
+            stage = PROMOTED if deadline <= promoted_before else LATE
+        calm = stage == PROMOTED or urgent == urgent_first
+        level = (0 if request.protected else 1, stage, 0 if calm else 1)
+        if by_remaining:
+            return (*level, remaining, request.arrival, request.id)
+        return (*level, deadline, remaining, request.arrival, request.id)
 
     return key
 
@@ -102,6 +133,9 @@ def sort_candidates(
     state: SchedulerState, config: SlidingConfig | None = None
 ) -> tuple[Request, ...]:
     """Q_t: the state's waiting and prefilling requests, highest priority first (Alg. 2)."""
+    _validate.instance("sort_candidates", "state", state, SchedulerState)
+    if config is not None:
+        _validate.instance("sort_candidates", "config", config, SlidingConfig)
     config = config or SlidingConfig()
     return tuple(
         order_candidates(state.prefill_candidates, state.now, state.prefill_throughput, config)
@@ -192,28 +226,65 @@ def _indexed(state: SchedulerState) -> bool:
     return state.queued and state.queue.size > SORT_LIMIT
 
 
-def ordered_head(state: SchedulerState, order: QueueOrder, reach: int | None) -> list[Request]:
-    """The head of the state's candidates in a fixed `order` (`head`)."""
+Within = Callable[[Iterable[Request]], Iterable[Request]]
+"""A filter of an ordered stream of candidates (which of them a plan may run), in order."""
+
+
+def _every_one(stream: Iterable[Request]) -> Iterable[Request]:
+    return stream
+
+
+def ordered_head(
+    state: SchedulerState, order: QueueOrder, reach: int | None, within: Within = _every_one
+) -> list[Request]:
+    """The head of the state's candidates that pass `within`, in a fixed `order` (`head`)."""
     if reach is None or not _indexed(state):
-        return head(sorted(state.prefill_candidates, key=order.key), reach)
-    return head(read_levels(state.queue, order.kind, state.now, order.levels), reach)
+        return head(within(sorted(state.prefill_candidates, key=order.key)), reach)
+    return head(within(read_levels(state.queue, order.kind, state.now, order.levels)), reach)
+
+
+def _stages(config: SlidingConfig) -> tuple[int, ...]:
+    """The stages MLPS tells apart, in key order."""
+    if not config.demote_late:
+        return (LIVE,)
+    return (LIVE, LATE) if config.late_grace is None else (PROMOTED, LIVE, LATE)
+
+
+def _in_stage(node: Node, stage: int, promoted_before: float) -> bool:
+    """Whether a subtree of the right tree may hold a request of `stage` (never False where
+    one is): the late tree splits at d_i ≤ now − G between PROMOTED and LATE."""
+    if stage == PROMOTED:
+        return node.min_d <= promoted_before
+    if stage == LATE:
+        return node.max_d > promoted_before
+    return True
 
 
 def mlps_levels(now: float, throughput: float, config: SlidingConfig) -> tuple[Level, ...]:
-    """MLPS's levels (g_i, late_i, e_i) in key order, each with the bounds that skip the
+    """MLPS's levels (g_i, stage_i, e_i) in key order, each with the bounds that skip the
     subtrees holding none of its requests (module doc)."""
     key = mlps_keys(now, throughput, config)
     alpha, epsilon, demote = config.urgency_threshold, config.epsilon, config.demote_late
+    promoted_before = promotion_line(config, now)
     levels = []
     for protected in (0, 1):
-        for late in (0, 1) if demote else (0,):
-            for level_urgency in (0, 1):
+        for stage in _stages(config):
+            for level_urgency in (0,) if stage == PROMOTED else (0, 1):
                 urgent = (level_urgency == 0) == config.urgent_first
-                wanted = (protected, late, level_urgency)
+                wanted = (protected, stage, level_urgency)
 
-                def possible(node: Node, protected: int = protected, urgent: bool = urgent) -> bool:
+                def possible(
+                    node: Node,
+                    protected: int = protected,
+                    urgent: bool = urgent,
+                    stage: int = stage,
+                ) -> bool:
                     if (node.protected == 0) if protected == 0 else (node.protected == node.size):
                         return False
+                    if not _in_stage(node, stage, promoted_before):
+                        return False
+                    if stage == PROMOTED:
+                        return True
                     if urgent:
                         return urgency(node.max_r, node.min_d, now, throughput, epsilon) > alpha
                     return not urgency(node.min_r, node.max_d, now, throughput, epsilon) > alpha
@@ -221,18 +292,22 @@ def mlps_levels(now: float, throughput: float, config: SlidingConfig) -> tuple[L
                 def member(request: Request, wanted: tuple[int, int, int] = wanted) -> bool:
                     return key(request)[:3] == wanted
 
-                trees: Trees = "both" if not demote else ("late" if late else "fresh")
+                trees: Trees = "both" if not demote else ("fresh" if stage == LIVE else "late")
                 levels.append(Level(possible, member, trees))
     return tuple(levels)
 
 
-def mlps_head(state: SchedulerState, config: SlidingConfig, reach: int | None) -> list[Request]:
-    """The head of the state's candidates in the order `config.order` asks for (`head`)."""
+def mlps_head(
+    state: SchedulerState, config: SlidingConfig, reach: int | None, within: Within = _every_one
+) -> list[Request]:
+    """The head of the state's candidates that pass `within`, in the order `config.order`
+    asks for (`head`)."""
     now, throughput = state.now, state.prefill_throughput
     if config.order == "edf":
-        return ordered_head(state, EDF, reach)
+        return ordered_head(state, EDF, reach, within)
     if reach is None or not _indexed(state):
-        return head(order_candidates(state.prefill_candidates, now, throughput, config), reach)
-    kind: Kind = "remaining" if config.level_order == "remaining" else "deadline"
+        ordered = order_candidates(state.prefill_candidates, now, throughput, config)
+        return head(within(ordered), reach)
+    kind = level_kind(config)
     levels = mlps_levels(now, throughput, config)
-    return head(read_levels(state.queue, kind, now, levels), reach)
+    return head(within(read_levels(state.queue, kind, now, levels)), reach)

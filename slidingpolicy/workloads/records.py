@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import math
-
 import attrs
 import numpy as np
 from numpy.typing import NDArray
 
+from slidingpolicy import _validate
 from slidingpolicy._arrays import read_only
 from slidingpolicy.errors import InvalidRecordError
 
@@ -30,18 +29,13 @@ class RequestSpec:
         record = f"request {self.id!r}"
         if not isinstance(self.id, str) or not self.id:
             raise InvalidRecordError(record, "id", "must be a non-empty string")
-        if not (isinstance(self.arrival, int | float) and math.isfinite(self.arrival)):
-            raise InvalidRecordError(record, "arrival", f"={self.arrival!r} must be finite")
-        if self.arrival < 0:
-            raise InvalidRecordError(record, "arrival", f"={self.arrival} must be >= 0")
+        _validate.seconds(record, "arrival", self.arrival)
         for field in ("prompt_tokens", "output_tokens"):
             value = getattr(self, field)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise InvalidRecordError(record, field, f"={value!r} must be an int >= 1")
-        for field in ("ttft_slo", "tbt_slo"):
-            value = getattr(self, field)
-            if not (isinstance(value, int | float) and math.isfinite(value) and value > 0):
-                raise InvalidRecordError(record, field, f"={value!r} must be finite and > 0")
+        _validate.duration(record, "ttft_slo", self.ttft_slo)
+        _validate.duration(record, "tbt_slo", self.tbt_slo)
         if self.tier is not None and (type(self.tier) is not int or not 0 <= self.tier <= 2):
             raise InvalidRecordError(record, "tier", f"={self.tier!r} must be 0, 1, 2 or None")
 

@@ -30,6 +30,7 @@ import attrs
 import numpy as np
 from numpy.typing import NDArray
 
+from slidingpolicy._validate import MAX_SECONDS
 from slidingpolicy.errors import InvalidRecordError, UnknownNameError
 
 FloatArray = NDArray[np.float64]
@@ -56,10 +57,23 @@ BATCH_TTLT = (600.0, 1800.0)
 TIERS = 3
 
 
+LONGEST = max(*BATCH_TTLT, *(slo.ttft for slo in DATASET_SLOS.values()))
+"""The longest SLO a workload draws before scaling (seconds)."""
+
+
 def check_scale(slo_scale: float) -> None:
-    """Reject a scale that is not a finite number > 0."""
+    """Reject a scale that is not a finite number > 0, or that would stretch an SLO beyond
+    the longest time a record holds (`_validate.MAX_SECONDS`)."""
     if not (isinstance(slo_scale, int | float) and math.isfinite(slo_scale) and slo_scale > 0):
         raise InvalidRecordError("slo", "slo_scale", f"={slo_scale!r} must be finite and > 0")
+    most = MAX_SECONDS / LONGEST
+    if slo_scale > most:
+        raise InvalidRecordError(
+            "slo",
+            "slo_scale",
+            f"={slo_scale:g} stretches SLOs of up to {LONGEST:g} s beyond the {MAX_SECONDS:g} s "
+            f"a record holds; at most {most:.4g}",
+        )
 
 
 def dataset_slo(source: str, slo_scale: float = 1.0) -> Slo:

@@ -13,8 +13,6 @@ with or without a byte-order mark.
 
 from __future__ import annotations
 
-import csv
-import io
 import math
 from datetime import UTC, datetime
 from pathlib import Path
@@ -24,7 +22,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from slidingpolicy._arrays import read_only
-from slidingpolicy._io import MAX_TOKENS, read_text
+from slidingpolicy._parse import MAX_TOKENS, read_csv
+from slidingpolicy._validate import MAX_SECONDS
 from slidingpolicy.errors import TraceFormatError
 
 FORMATS = (
@@ -53,41 +52,30 @@ class Trace:
 def load_trace(path: Path | str) -> Trace:
     """Read a trace file of either format (module docstring); malformed input names file:line."""
     path = Path(path)
-    reader = csv.reader(io.StringIO(read_text(path, TraceFormatError, FORMATS), newline=""))
-    try:
-        header = [name.strip() for name in next(reader, [])]
-    except csv.Error as error:
-        raise TraceFormatError(f"{path}:1: {error}; {FORMATS}") from None
+    table = read_csv(path, TraceFormatError, FORMATS)
+    header = table.header
     if all(name in header for name in VIDUR[:2]):
         kind, (prompt_col, output_col, time_col) = "vidur", VIDUR
     elif all(name in header for name in AZURE):
         kind, (prompt_col, output_col, time_col) = "azure", AZURE
     else:
-        raise TraceFormatError(f"{path}:1: unrecognized header {header}; {FORMATS}")
-    p, o = header.index(prompt_col), header.index(output_col)
-    t = header.index(time_col) if time_col in header else None
+        raise TraceFormatError(f"{path}:1: unrecognized header {list(header)}; {FORMATS}")
+    p, o = table.column(prompt_col), table.column(output_col)
+    t = table.column(time_col) if time_col in header else None
     prompts: list[int] = []
     outputs: list[int] = []
     times: list[float] = []
-    try:
-        for row in reader:
-            line = reader.line_num
-            if not row:
-                continue
-            if len(row) != len(header):
-                raise TraceFormatError(
-                    f"{path}:{line}: {len(row)} fields, header has {len(header)}; {FORMATS}"
-                )
-            prompts.append(_count(path, line, prompt_col, row[p]))
-            outputs.append(_count(path, line, output_col, row[o]))
-            if t is not None:
-                times.append(_time(path, line, time_col, row[t]))
-                if len(times) > 1 and times[-1] < times[-2]:
-                    raise TraceFormatError(
-                        f"{path}:{line}: {time_col} goes back in time; {FORMATS}"
-                    )
-    except csv.Error as error:
-        raise TraceFormatError(f"{path}:{reader.line_num}: {error}; {FORMATS}") from None
+    for line, row in table.rows:
+        if len(row) != len(header):
+            raise TraceFormatError(
+                f"{path}:{line}: {len(row)} fields, header has {len(header)}; {FORMATS}"
+            )
+        prompts.append(_count(path, line, prompt_col, row[p]))
+        outputs.append(_count(path, line, output_col, row[o]))
+        if t is not None:
+            times.append(_time(path, line, time_col, row[t]))
+            if len(times) > 1 and times[-1] < times[-2]:
+                raise TraceFormatError(f"{path}:{line}: {time_col} goes back in time; {FORMATS}")
     if not prompts:
         raise TraceFormatError(f"{path}:2: no requests; {FORMATS}")
     arrivals = None
@@ -118,7 +106,7 @@ def _count(path: Path, line: int, field: str, text: str) -> int:
 
 
 def _time(path: Path, line: int, field: str, text: str) -> float:
-    """Seconds: a finite number >= 0, or an ISO date-time (naive means UTC)."""
+    """Seconds: a number from 0 to `MAX_SECONDS`, or an ISO date-time (naive means UTC)."""
     try:
         value = float(text)
     except ValueError:
@@ -134,5 +122,10 @@ def _time(path: Path, line: int, field: str, text: str) -> float:
     if not (math.isfinite(value) and value >= 0):
         raise TraceFormatError(
             f"{path}:{line}: {field}={text!r} must be finite and >= 0; {FORMATS}"
+        )
+    if value > MAX_SECONDS:
+        raise TraceFormatError(
+            f"{path}:{line}: {field}={text!r} is beyond {MAX_SECONDS:g} s (317 years), the "
+            f"longest time a record holds; {FORMATS}"
         )
     return value

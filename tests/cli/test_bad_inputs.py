@@ -6,14 +6,20 @@ traceback, and a message that says what is wrong.
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import pytest
 
+from slidingpolicy import Allocation, BatchPlan, Request, SchedulerState, default_predictor
 from slidingpolicy.cli import main
+from slidingpolicy.codec import log_line
+from slidingpolicy.engine.workers import default_workers
 from slidingpolicy.hardware.profiled import PER_LAYER_OPS
+from tests.bad_input_docs import documented_rows
+from tests.cli.conftest import run_cli
 
 PROFILE_HEADER = ",".join(
     ["num_tokens", "num_tensor_parallel_workers"]
@@ -23,6 +29,22 @@ PROFILE_ROW = "{tokens},2," + ",".join(["0.01"] * len(PER_LAYER_OPS))
 VIDUR = "num_prefill_tokens,num_decode_tokens"
 SAMPLE = '{"chunks": [1], "contexts": [5], "latency": 0.01}\n'
 BINARY = bytes(range(128, 256)) * 4
+
+
+def _predictor(**changes: Any) -> bytes:
+    """The default predictor's JSON with top-level fields changed (None: removed) or, for
+    "weights", its decode model's weights replaced."""
+    data = default_predictor().to_dict()
+    if "weights" in changes:
+        data["models"]["decode"]["weights"] = changes.pop("weights")
+    data.update(changes)
+    return json.dumps({k: v for k, v in data.items() if v is not None}).encode()
+
+
+def _profile(*points: tuple[int, float]) -> bytes:
+    """A profile with every operator taking `ms` at each (tokens, ms)."""
+    rows = [f"{t},2," + ",".join([str(ms)] * len(PER_LAYER_OPS)) for t, ms in points]
+    return "\n".join([PROFILE_HEADER, *rows, ""]).encode()
 
 
 class Case(NamedTuple):
@@ -41,10 +63,39 @@ CASES = [
     Case("negative rate", ["simulate", "--rate", "-1"], "--rate"),
     Case("NaN rate", ["simulate", "--rate", "nan"], "--rate"),
     Case("infinite rate", ["simulate", "--rate", "inf"], "--rate"),
+    Case(
+        "rate 1e-300",
+        ["simulate", "--rate", "1e-300"],
+        "--rate=1e-300 must be between 1e-06 and 1e+06 req/s",
+    ),
+    Case("rate 5e-324", ["simulate", "--rate", "5e-324"], "--rate=4.94066e-324 must be between"),
+    Case("rate 1e7", ["simulate", "--rate", "1e7"], "--rate=1e+07 must be between 1e-06"),
+    Case(
+        "rate too low for the requests",
+        ["simulate", "--rate", "1e-6", "-n", "20000"],
+        "poisson arrivals: rate=1e-06 spreads 20000 requests over 2",
+    ),
+    Case("slo scale 1e308", ["simulate", "--slo-scale", "1e308"], "slo_scale=1e+308 stretches"),
+    Case(
+        "slo scale 1e7 with tiers",
+        ["simulate", "--slo-scale", "1e7", "--slo-tiers"],
+        "SLOs of up to 1800 s beyond the 1e+10 s a record holds; at most 5.556e+06",
+    ),
+    Case("capacity start 1e308", ["capacity", "--start", "1e308"], "--start=1e+308 must be"),
+    Case(
+        "capacity start 1e-300",
+        ["capacity", "--start", "1e-300"],
+        "--start=1e-300 must be between 0.015625 and 4096 req/s",
+    ),
+    Case(
+        "profile a billion samples",
+        ["profile", "--samples", "1000000000"],
+        "--samples=1,000,000,000 is above the limit of 100,000",
+    ),
     Case("zero requests", ["simulate", "--requests", "0"], "--requests"),
     Case("negative requests", ["capacity", "--requests", "-3"], "--requests"),
     Case("requests not a number", ["simulate", "--requests", "abc"], "--requests"),
-    Case("requests beyond memory", ["simulate", "-n", "100000000"], "550.0 GB"),
+    Case("requests beyond memory", ["simulate", "-n", "100000000"], "8.2 KB per request, 820.0 GB"),
     Case("negative seed", ["simulate", "--seed", "-5"], "--seed"),
     Case("seed not a number", ["simulate", "--seed", "x"], "--seed"),
     Case("demo negative seed", ["demo", "--seed", "-1"], "--seed"),
@@ -92,6 +143,7 @@ CASES = [
     Case("rate not a number", ["sweep", "--rates", "1,x"], "--rates"),
     Case("negative rate in list", ["sweep", "--rates", "1,-2"], "--rates"),
     Case("zero rate in list", ["sweep", "--rates", "0"], "--rates"),
+    Case("rate 1e-300 in list", ["sweep", "--rates", "1,1e-300"], "every rate must be between"),
     # the parser itself
     Case("unknown command", ["nonsense"], "No such command"),
     Case("unknown option", ["simulate", "--bogus"], "No such option"),
@@ -158,6 +210,31 @@ CASES = [
         _trace(f"{VIDUR},arrived_at\n5,2,3.0\n5,2,1.0\n"),
     ),
     Case(
+        "trace arrival at 1e300 s",
+        ["simulate", "--trace", "{file}", "-n", "2"],
+        ":3: arrived_at='1e300' is beyond 1e+10 s (317 years)",
+        _trace(f"{VIDUR},arrived_at\n5,2,0\n5,2,1e300\n"),
+    ),
+    Case(
+        "trace column twice",
+        ["simulate", "--trace", "{file}", "-n", "1"],
+        ":1: the header names column 'num_prefill_tokens' twice",
+        _trace(f"{VIDUR},num_prefill_tokens\n5,2,7\n"),
+    ),
+    Case(
+        "trace Azure column twice",
+        ["simulate", "--trace", "{file}", "-n", "1"],
+        "names column 'TIMESTAMP' twice",
+        _trace("TIMESTAMP,ContextTokens,GeneratedTokens,TIMESTAMP\n0,5,2,1\n"),
+    ),
+    Case("trace endless", ["simulate", "--trace", "/dev/zero"], "/dev/zero:1: a line longer"),
+    Case(
+        "trace line of 2 MiB",
+        ["simulate", "--trace", "{file}"],
+        ":2: a line longer than 1 MiB",
+        _trace(f"{VIDUR}\n5,{'2' * 2**21}\n"),
+    ),
+    Case(
         "trace bad timestamp",
         ["simulate", "--trace", "{file}", "-n", "1"],
         "neither seconds nor a date-time",
@@ -197,6 +274,20 @@ CASES = [
         "missing column(s)",
         _trace("num_tokens,num_tensor_parallel_workers\n8,2\n"),
     ),
+    Case(
+        "profile column twice",
+        ["profile", "--profile", "{file}"],
+        ":1: the header names column 'num_tokens' twice",
+        _trace(f"{PROFILE_HEADER},num_tokens\n{PROFILE_ROW.format(tokens=8)},9\n"),
+    ),
+    Case("profile endless", ["profile", "--profile", "/dev/zero"], "a line longer than 1 MiB"),
+    Case(
+        "profile time falls with the tokens",
+        ["profile", "--profile", "{file}"],
+        "dense_seconds fall with the token count at the end of the grid (12.6 ms at 8 tokens, "
+        "6.3 ms at 16)",
+        _profile((8, 0.05), (16, 0.025)),
+    ),
     # predictor files
     Case("predictor missing", ["simulate", "--predictor", "/no/such.json"], "no such file"),
     Case("predictor binary", ["simulate", "--predictor", "{file}"], "not UTF-8", BINARY),
@@ -208,6 +299,43 @@ CASES = [
         b'{"format": "other"}',
     ),
     Case("predictor is a folder", ["check", "x", "--predictor", "{dir}"], "is a directory"),
+    Case(
+        "predictor nested deep",
+        ["simulate", "--predictor", "{file}"],
+        "nested deeper than 32 levels",
+        b"[" * 100_000 + b"]" * 100_000,
+    ),
+    Case(
+        "predictor objects nested deep",
+        ["check", "x", "--predictor", "{file}"],
+        "nested deeper than 32 levels",
+        b'{"a":' * 50_000 + b"1" + b"}" * 50_000,
+    ),
+    Case("predictor endless", ["simulate", "--predictor", "/dev/zero"], "larger than 16 MiB"),
+    Case(
+        "predictor weights a string of digits",
+        ["simulate", "--predictor", "{file}"],
+        "linear model: weights must be a list of numbers, got str",
+        _predictor(weights="1234567"),
+    ),
+    Case(
+        "predictor weight 1e300",
+        ["simulate", "--predictor", "{file}"],
+        "weights[2]=1e+300 s is beyond 1e+10 s",
+        _predictor(weights=[0, 0, 1e300, 0, 0, 0, 0]),
+    ),
+    Case(
+        "predictor version 3 without its tile",
+        ["simulate", "--predictor", "{file}"],
+        "version 3 (tile-aware) needs its 'tile'",
+        _predictor(version=3),
+    ),
+    Case(
+        "predictor version 2 with a tile",
+        ["simulate", "--predictor", "{file}"],
+        "version 2 has no 'tile' (a tile-aware predictor is version 3)",
+        _predictor(tile=64),
+    ),
     # samples files
     Case("samples missing", ["fit", "--samples", "/no/such.jsonl"], "no such file"),
     Case("samples binary", ["fit", "--samples", "{file}"], "not UTF-8", BINARY),
@@ -239,11 +367,19 @@ CASES = [
         "'latency'",
         b'{"chunks": [1], "contexts": [5]}',
     ),
+    Case(
+        "samples nested deep",
+        ["fit", "--samples", "{file}"],
+        ":2: not a sample (nested deeper than 32 levels)",
+        SAMPLE.encode() + b"[" * 10_000 + b"]" * 10_000,
+    ),
+    Case("samples endless", ["fit", "--samples", "/dev/zero"], "a line longer than 64 MiB"),
     # logs for check
     Case("log missing", ["check", "/no/such/log.jsonl"], "no such file"),
     Case("log is a folder", ["check", "{dir}"], "is a directory"),
     Case("log empty", ["check", "{file}"], "no plans to check", b""),
     Case("log binary", ["check", "{file}"], "not UTF-8", BINARY),
+    Case("log endless", ["check", "/dev/zero"], "/dev/zero:1: a line longer than 64 MiB"),
     Case(
         "check unknown hardware",
         ["check", "{file}", "--hardware", "tpu"],
@@ -326,3 +462,53 @@ def test_a_bad_ray_address_is_one_line(
     line = _one_line_error(["capacity", "--ray", address, "-n", "5", "-o", str(tmp_path)], capsys)
     assert f"Ray cluster {address!r}" in line
     assert needle in line
+
+
+def test_a_log_line_nested_deep_is_malformed_not_a_broken_plan(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Exit 2 (malformed lines), not 1 (a plan breaks an invariant), and no RecursionError."""
+    log = tmp_path / "log.jsonl"
+    log.write_bytes(b'{"state":' * 5000 + b"1" + b"}" * 5000 + b"\n")
+    code, out, err = run_cli(["check", str(log)], capsys)
+    assert code == 2
+    assert "Traceback" not in out + err
+    deep = "not JSON a record can hold: nested deeper than 32 levels"
+    assert err.strip() == f"{log}:1: malformed: {deep}"
+
+
+def test_a_log_line_with_a_waiting_request_that_generated_tokens_is_malformed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Such a request was once accepted by `Request` and so by `check` (exit 0)."""
+    waiting = Request("a", 0.0, 10, 0, 0, 3.0, 0.1)
+    state = SchedulerState(1.0, (waiting,), 8000.0)
+    plan = BatchPlan((Allocation("a", 10),), "chunker", 10, 0.01)
+    line = json.loads(log_line(state, plan, 2048))
+    line["state"]["requests"][0]["generated"] = 1
+    log = tmp_path / "log.jsonl"
+    log.write_text(json.dumps(line) + "\n")
+    code, out, err = run_cli(["check", str(log)], capsys)
+    assert code == 2
+    assert "Traceback" not in out + err
+    assert err.strip().startswith(
+        f"{log}:1: malformed: request 'a': generated=1 but the prefill is not complete "
+        "(prefilled=0 < prompt_tokens=10)"
+    )
+
+
+def test_workers_beyond_the_cpus_are_capped_with_a_note(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cores = default_workers()
+    args = ["sweep", "-p", "vllm", "--rates", "1", "-n", "5", "--workers", "99"]
+    code, _, err = run_cli([*args, "-o", str(tmp_path)], capsys)
+    assert code == 0
+    assert f"--workers 99: this process may use {cores} CPUs; running {cores} workers" in err
+
+
+def test_the_docs_list_every_case() -> None:
+    """docs/bad-input.md holds each case with its message (`scripts/bad_input_tables.py`)."""
+    rows = documented_rows(Path(__file__).resolve().parents[2] / "docs" / "bad-input.md")
+    missing = [c.name for c in CASES if c.needle not in " ".join(rows.get(c.name, "").split())]
+    assert missing == [], "run python scripts/bad_input_tables.py"

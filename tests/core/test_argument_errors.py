@@ -22,8 +22,10 @@ from slidingpolicy import (
     by_name,
     default_predictor,
 )
-from slidingpolicy._io import parse_json, replace_atomically
+from slidingpolicy._io import replace_atomically
+from slidingpolicy._parse import parse_json
 from slidingpolicy.codec import log_line, parse_line
+from slidingpolicy.policies.fixed_budget import Stateless
 
 STATE = SchedulerState(1.0, (Request("a", 0.0, 10, 0, 0, 3.0, 0.1),), 8000.0)
 
@@ -74,7 +76,7 @@ def test_load_rejects_what_is_not_a_path() -> None:
             "pstate must be a QoServeState, got NoneType",
         ),
         (
-            lambda: by_name("vllm", default_predictor()).plan(None, None),  # type: ignore[arg-type]
+            lambda: by_name("vllm", default_predictor()).plan(Stateless(), None),  # type: ignore[arg-type]
             "state must be a SchedulerState, got NoneType",
         ),
     ],

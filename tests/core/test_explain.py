@@ -42,6 +42,19 @@ def test_the_explained_plan_is_the_policys_and_its_steps_agree_with_it(
     assert [r.request.id for r in found.order][: len(found.candidate)] == list(found.candidate)
 
 
+def test_a_promoted_request_is_shown_as_promoted() -> None:
+    """Past its deadline by more than the late grace, in a promotion window: first, and said
+    to be promoted rather than late."""
+    from slidingpolicy.records.request import Request
+
+    late = Request("old", 0.0, 600, 0, 0, 3.0, 0.1)
+    fresh = Request("new", 99.5, 400, 0, 0, 3.0, 0.1)
+    state = SchedulerState(100.05, (late, fresh), 8000.0)
+    config = SlidingConfig(level_order="deadline", late_grace=60.0, late_share=0.1)
+    found = explain(SlidingServe(default_predictor(), config), state)
+    assert [(r.request.id, r.level) for r in found.order] == [("old", "promoted"), ("new", "calm")]
+
+
 def test_the_scene_example_is_the_docs_worked_example() -> None:
     snippet = runpy.run_path(str(ROOT / "docs" / "snippets" / "scene.py"))
     predictor, state = scene()

@@ -196,7 +196,7 @@ def test_save_and_load_round_trip(tmp_path: Path) -> None:
     [
         ('{"format": "slidingpolicy.predictor", "version": 99}', "format version 99"),
         ('{"format": "other"}', "not a slidingpolicy.predictor file"),
-        ("not json", "cannot read predictor"),
+        ("not json", "not JSON: Expecting value at line 1 column 1"),
         ('{"format": "slidingpolicy.predictor", "version": 1, "models": {}}', "malformed"),
     ],
 )

@@ -5,16 +5,22 @@ from __future__ import annotations
 import math
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from slidingpolicy.engine.capacity import (
     MAX_RATE,
+    MAX_TRIALS,
+    MIN_RATE,
     PRECISION,
     CapacityResult,
     _search,
+    capacities,
     capacity_search,
     spreads,
 )
 from slidingpolicy.engine.sweep import RunSpec, WorkloadSpec
+from slidingpolicy.errors import InvalidRecordError
 
 
 def _drive(
@@ -38,6 +44,24 @@ def test_search_brackets_the_threshold_to_precision(threshold: float, k: int) ->
     passing, failing, _ = _drive(threshold, 1.0, k, [])
     assert passing <= threshold < failing
     assert failing / passing <= 1 + PRECISION
+
+
+@given(
+    st.floats(MIN_RATE, MAX_RATE),
+    st.floats(MIN_RATE, MAX_RATE),
+)
+def test_a_search_from_any_allowed_start_takes_at_most_max_trials(
+    start: float, threshold: float
+) -> None:
+    passing, failing, trials = _drive(threshold, start, 1, [])
+    assert passing <= threshold < failing
+    assert trials <= MAX_TRIALS
+
+
+@pytest.mark.parametrize("start", [1e308, 1e-300, MAX_RATE * 1.01, MIN_RATE / 1.01])
+def test_a_start_outside_the_rates_a_search_explores_is_refused(start: float) -> None:
+    with pytest.raises(InvalidRecordError, match=r"capacity search: start=.* must be between"):
+        capacities([RunSpec("sarathi")], start)
 
 
 @pytest.mark.parametrize("k", [1, 2])

@@ -135,6 +135,23 @@ def test_stats_are_numpys_mean_and_population_std() -> None:
     assert (found.median, found.p90, found.p99) == (2.5, 9.0, 9.0)
 
 
+def test_late_ttft_is_over_the_requests_whose_first_token_missed() -> None:
+    """TTFT SLO 1 s: first tokens 0.5 s (on time), 3.0 s and 1.5 s (late) after arrival, one
+    never (not counted: a TTFT percentile is over requests that produced a token)."""
+    slo = (10, 1, 1.0, 0.1)
+    w = _workload((0.0, *slo), (0.0, *slo), (0.0, *slo), (1.0, *slo))
+    log = _log(w, {0: [0.5], 1: [3.0], 3: [2.5]})
+    m = summarize(log, end=3.0, iterations=3)
+    assert (m.late_ttft_p99, m.late_ttft_max) == (3.0, 3.0)
+    assert m.ttft_attainment == 0.25
+    none_late = summarize(_log(w, {0: [0.5]}), end=1.0, iterations=1)
+    assert math.isnan(none_late.late_ttft_p99)
+    assert math.isnan(none_late.late_ttft_max)
+    again = summarize(_log(w, {0: [0.5]}), end=1.0, iterations=1)
+    assert none_late == again, "no late request in either: the same metrics"
+    assert hash(none_late) == hash(again)
+
+
 def test_record_run_equals_recording_each_iteration() -> None:
     w = _workload((0.0, 10, 50, 1.0, 0.05), (0.2, 10, 50, 1.0, 0.02))
     both = np.array([0, 1], dtype=np.int64)

@@ -17,7 +17,7 @@ def request_values(draw: st.DrawFn) -> tuple[str, float, int, int, int, float, f
     """The arguments of a valid live request that is not protected and has no output cap."""
     prompt = draw(st.integers(1, 5000))
     prefilled = draw(st.integers(0, prompt))
-    generated = draw(st.integers(1 if prefilled == prompt else 0, 300))
+    generated = draw(st.integers(1, 300)) if prefilled == prompt else 0
     arrival = draw(st.floats(0.0, 1e6))
     ttft = draw(st.floats(1e-3, 100.0))
     tbt = draw(st.floats(1e-3, 10.0))

@@ -86,9 +86,28 @@ def test_time_past_the_grid_extends_the_last_segment(tmp_path: Path) -> None:
 
 def test_repeated_rows_are_averaged_and_dips_are_kept(tmp_path: Path) -> None:
     ops = len(PER_LAYER_OPS)
-    rows = [["1", "1"] + ["0.2"] * ops, ["1", "1"] + ["0.4"] * ops, ["8", "1"] + ["0.1"] * ops]
+    rows = [
+        ["1", "1"] + ["0.2"] * ops,
+        ["1", "1"] + ["0.4"] * ops,
+        ["8", "1"] + ["0.1"] * ops,
+        ["16", "1"] + ["0.2"] * ops,
+    ]
     profiled = ProfiledModel.from_csv(write_profile(tmp_path / "p.csv", rows), A100)
-    assert profiled.dense_seconds.tolist() == pytest.approx([32 * ops * 0.3e-3, 32 * ops * 0.1e-3])
+    expected = [32 * ops * 0.3e-3, 32 * ops * 0.1e-3, 32 * ops * 0.2e-3]
+    assert profiled.dense_seconds.tolist() == pytest.approx(expected)
+
+
+def test_a_profile_whose_time_falls_at_its_end_names_the_fall(tmp_path: Path) -> None:
+    """Extrapolated along a fall, large batches would take negative time: the profile is
+    refused with that cause, not with a negative latency later."""
+    ops = len(PER_LAYER_OPS)
+    rows = [["1", "1"] + ["0.3"] * ops, ["8", "1"] + ["0.1"] * ops]
+    with pytest.raises(
+        InvalidRecordError,
+        match=r"profile 'fall\.csv': dense_seconds fall with the token count at the end of the "
+        r"grid \(86\.4 ms at 1 tokens, 28\.8 ms at 8\)",
+    ):
+        ProfiledModel.from_csv(write_profile(tmp_path / "fall.csv", rows), A100)
 
 
 def test_a_bad_number_names_the_file_and_line(tmp_path: Path) -> None:

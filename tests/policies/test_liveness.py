@@ -31,6 +31,9 @@ SLIDING_CHOICES: dict[str, st.SearchStrategy[Any]] = {
     "level_order": st.sampled_from(["remaining", "deadline"]),
     "urgent_first": st.booleans(),
     "max_batch_tokens": st.sampled_from([256, 2048]),
+    "late_grace": st.sampled_from([None, 0.0, 3.0]),
+    "late_share": st.sampled_from([1.0, 0.1]),
+    "kv_headroom": st.sampled_from([0, 16, 4096]),
 }
 LEARNING: st.SearchStrategy[dict[str, Any]] = st.sampled_from(
     [

@@ -23,7 +23,13 @@ CONFIGS = {
     "sarathi-edf+sc": SlidingConfig(order="edf", constructor=False),
     "sarathi-edf+sc+mlps": SlidingConfig(order="mlps", constructor=False),
     "slidingserve": SlidingConfig(),
-    "slidingserve+": SlidingConfig(level_order="deadline", urgent_first=False),
+    "slidingserve+": SlidingConfig(
+        level_order="deadline",
+        urgent_first=False,
+        late_grace=60.0,
+        late_share=0.1,
+        kv_headroom=64,
+    ),
 }
 
 

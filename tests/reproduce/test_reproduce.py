@@ -40,7 +40,7 @@ from slidingpolicy.reproduce.experiments import (
     predictor_trial,
     rows_of,
 )
-from slidingpolicy.reproduce.report import Capacities, render
+from slidingpolicy.reproduce.report import Capacities, burst_section, render
 from slidingpolicy.reproduce.run import REPORT, RESULTS, TIMINGS
 from slidingpolicy.reproduce.timing import timed
 from tests.engine.test_golden import linear_algebra_fingerprint
@@ -128,7 +128,7 @@ def test_a_burst_of_the_committed_report_reproduces() -> None:
     )
     unit = mean_capacity(results["capacity"], key, dataset, UNIT_POLICY)
     spec = burst_spec(QUICK, QUICK.setting(key), dataset, unit).with_policy("qoserve")
-    assert burst_trial((spec, QUICK.burst.bin, QUICK.burst.end)) == row["bins"]
+    assert burst_trial((spec, QUICK.burst.bin, QUICK.burst.end))["bins"] == row["bins"]
 
 
 def test_a_predictor_row_of_the_committed_report_reproduces() -> None:
@@ -147,11 +147,23 @@ def test_burst_bins_count_every_request_that_arrives_in_the_window() -> None:
     setting = PAPER_SETTINGS[0]
     spec = burst_spec(QUICK, setting, "mixed-v1", 0.5).with_policy("sarathi-edf")
     spec = attrs.evolve(spec, workload=attrs.evolve(spec.workload, requests=120))
-    bins = burst_trial((spec, 20.0, 200.0))
+    bins = burst_trial((spec, 20.0, 200.0))["bins"]
     arrivals = spec.workload.build(spec.arrivals, spec.seed).columns().arrival
     assert len(bins) == 10
     assert sum(a for a, _ in bins) == int((arrivals < 200.0).sum())
     assert all(0 <= m <= a for a, m in bins)
+
+
+def test_the_burst_section_shows_the_late_requests_ttft() -> None:
+    """p99 / max of each policy's late requests, the highest over the seeds."""
+    results, _ = _committed()
+    rows = results["burst"]
+    late = [{**r, "late_ttft_p99": 10.0 + r["seed"], "late_ttft_max": 40.0} for r in rows]
+    section = burst_section({**results, "burst": late})
+    assert "TTFT (s) of the late requests" in section
+    seeds = results["config"]["burst_seeds"]
+    assert section.count(f"{10.0 + seeds - 1:.1f} / 40.0") == 4 * len(QUICK.burst_cases)
+    assert "TTFT (s) of the late requests" not in burst_section(results)
 
 
 def test_the_timed_wrapper_plans_what_its_policy_plans() -> None:

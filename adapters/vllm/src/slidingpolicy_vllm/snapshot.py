@@ -4,8 +4,11 @@ vLLM counts, per request, the tokens it holds (`num_tokens`: prompt plus output)
 already in the KV cache (`num_computed_tokens`); a step brings the second up to the first.
 A request is *decoding* when one token is left and it has produced output; anything else is
 a prefill of `need` tokens, where a request resumed after preemption re-prefills its output
-too, so its record's prompt is prompt + output. Under async scheduling the outputs of the
-step in flight count as produced (`num_output_placeholders`).
+too, so its record's prompt is prompt + output, and it is recorded as the offline engine
+records a recompute (`slidingpolicy.Request`): generated 0, and a TTFT SLO of L_ttft + g·L_tbt
+for its g output tokens, so that its deadline is still that of its next token (eq. 1) and its
+cached context u_i only what is cached. Under async scheduling the outputs of the step in
+flight count as produced (`num_output_placeholders`).
 """
 
 from __future__ import annotations
@@ -100,14 +103,15 @@ def to_request(
         return None
     generated = request.num_output_tokens + placeholders
     decoding = generated >= 1 and need == 1 and computed >= prompt
-    prefilled = prompt if decoding else computed
+    prefilled, ttft = prompt if decoding else computed, slo.ttft
     if not decoding:
-        prompt = computed + need
+        prompt, ttft, generated = computed + need, slo.ttft + generated * slo.tbt, 0
     if known is not None and known.arrival == arrival and known.prefilled == prefilled:
-        if known.generated == generated and known.prompt_tokens == prompt:
+        same = known.generated == generated and known.prompt_tokens == prompt
+        if same and known.ttft_slo == ttft:
             return known
         if decoding and known.is_decoding and known.generated + 1 == generated:
             return known.next_token()
     return Request(
-        request.request_id, arrival, prompt, prefilled, generated, slo.ttft, slo.tbt, slo.protected
+        request.request_id, arrival, prompt, prefilled, generated, ttft, slo.tbt, slo.protected
     )

@@ -5,7 +5,7 @@ from __future__ import annotations
 import attrs
 
 from slidingpolicy.pricing.queue import PricedQueue
-from slidingpolicy.pricing.split import TIE, two_step_cost
+from slidingpolicy.pricing.split import COST_TIE, two_step_cost
 
 TOLERANCE = 1e-12
 """Seconds: the split prices candidates by closed forms, the scan by PricedQueue.price."""
@@ -32,7 +32,7 @@ def feasible(fill: PricedQueue, b: int, deadline: float, tolerance: float = 0.0)
 
 
 def scan_split(fill: PricedQueue, budget_sum: int, cap: int, deadline: float) -> Split:
-    """The feasible b in range minimizing two_step_cost (costs within `split.TIE` of the
+    """The feasible b in range minimizing two_step_cost (costs within `split.COST_TIE` of the
     least are ties, to the larger b), or else the largest feasible b below the range."""
     costs = {
         b: two_step_cost(fill, b, budget_sum)
@@ -41,7 +41,7 @@ def scan_split(fill: PricedQueue, budget_sum: int, cap: int, deadline: float) ->
     }
     if costs:
         least = min(costs.values())
-        b = max(b for b, cost in costs.items() if cost <= least + TIE * abs(least))
+        b = max(b for b, cost in costs.items() if cost <= least + COST_TIE * abs(least))
         return Split(b, costs[b], True)
     start = max(0, budget_sum - cap)
     b = next(b for b in range(start, -1, -1) if feasible(fill, b, deadline))

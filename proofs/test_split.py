@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from proofs.cases import FillCase, fill_cases, grid_fill_cases, targets
 from proofs.split_oracle import TOLERANCE, feasible, judge_split, split_range
 from slidingpolicy.pricing.model import LatencyPredictor, LinearModel
-from slidingpolicy.pricing.split import TIE, exact_split, ternary_split, two_step_cost
+from slidingpolicy.pricing.split import COST_TIE, exact_split, ternary_split, two_step_cost
 from tests.strategies import predictors
 
 EXACT_CASES = 400
@@ -49,7 +49,7 @@ def test_exact_split_equals_exhaustive_scan(problem: Problem) -> None:
 @given(problems(grid=True))
 def test_exact_split_takes_the_largest_of_equal_costs(problem: Problem) -> None:
     """No deferral (docs/decisions.md): no feasible b' > b in range costs at most
-    cost(b)·(1 + TIE), on 300 grid-weight cases where costs equal in exact arithmetic
+    cost(b)·(1 + COST_TIE), on 300 grid-weight cases where costs equal in exact arithmetic
     differ only by rounding. Exact float comparison fails this (tests/core/
     test_worked_example.py::test_step_6 is one such plateau)."""
     case, budget_sum, cap, deadline = problem
@@ -61,7 +61,7 @@ def test_exact_split_takes_the_largest_of_equal_costs(problem: Problem) -> None:
     cost = two_step_cost(fill, found, budget_sum)
     for later in range(found + 1, min(budget_sum, cap) + 1):
         if feasible(fill, later, deadline):
-            assert two_step_cost(fill, later, budget_sum) > cost + TIE * cost, later
+            assert two_step_cost(fill, later, budget_sum) > cost + COST_TIE * cost, later
 
 
 @st.composite

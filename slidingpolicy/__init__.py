@@ -21,9 +21,9 @@ from slidingpolicy.policies import (
     names,
 )
 from slidingpolicy.policy import DecodeRunObserver, Policy
+from slidingpolicy.predictors import default_predictor
 from slidingpolicy.pricing import LatencyPredictor, LinearModel
 from slidingpolicy.pricing.budget import time_to_budget
-from slidingpolicy.pricing.defaults import default_predictor
 from slidingpolicy.pricing.queue import PricedQueue
 from slidingpolicy.records.candidates import CandidateQueue
 from slidingpolicy.records.config import SlidingConfig

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from types import MappingProxyType
 
-from slidingpolicy.pricing.defaults import default_predictor
+from slidingpolicy.predictors import default_predictor
 from slidingpolicy.pricing.model import LatencyPredictor, LinearModel
 from slidingpolicy.records.request import Request
 from slidingpolicy.records.state import SchedulerState

@@ -1,4 +1,5 @@
-"""`check_plan`: the invariants every plan of every policy satisfies (SPEC "Invariants").
+"""`check_plan`: the invariants every plan of every policy satisfies, numbered 1–8 as in
+the checker's page (docs/checker.md, "The invariants").
 
 Invariant 8 (same inputs, same plan) concerns the policy, not one plan: the property tests
 check it by planning twice.
@@ -23,7 +24,7 @@ TOLERANCE = 1e-9
 
 @attrs.frozen(slots=True)
 class Violation:
-    """One broken invariant (numbered as in the spec) and what broke it."""
+    """One broken invariant (by its number) and what broke it."""
 
     invariant: int
     message: str

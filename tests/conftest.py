@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from slidingpolicy.engine.calibration import CACHE_ENV
+from slidingpolicy.predictors.calibration import CACHE_ENV
 
 
 @pytest.fixture(autouse=True, scope="session")

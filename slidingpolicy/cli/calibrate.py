@@ -46,8 +46,8 @@ def profile(
     import itertools
     import json
 
-    from slidingpolicy.engine.profiling import timed_batches
     from slidingpolicy.engine.sweep import HardwareSpec
+    from slidingpolicy.predictors.profiling import timed_batches
 
     if samples > MAX_SAMPLES:
         raise CliError(
@@ -144,10 +144,10 @@ def fit(
     From --samples (a `profile` file), from --trace (a real engine's steps; the last
     --holdout of them held out), or else from samples of --hardware/--model/--tp.
     """
-    from slidingpolicy.engine.profiling import DEFAULT_SAMPLES
-    from slidingpolicy.engine.profiling import profile as sample_hardware
-    from slidingpolicy.engine.profiling import write_default as write_packaged
     from slidingpolicy.engine.sweep import HardwareSpec
+    from slidingpolicy.predictors.profiling import DEFAULT_SAMPLES
+    from slidingpolicy.predictors.profiling import profile as sample_hardware
+    from slidingpolicy.predictors.profiling import write_default as write_packaged
     from slidingpolicy.pricing import fit_predictor
 
     if not 0.0 < holdout < 1.0:

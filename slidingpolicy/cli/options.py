@@ -367,7 +367,7 @@ def parse_policies(value: str) -> list[str]:
     name[key=value,...] with its options), or 'all'; each checked by building it."""
     from slidingpolicy.policies import by_name, names
     from slidingpolicy.policies.labels import label, parse_label, split_labels
-    from slidingpolicy.pricing.defaults import default_predictor
+    from slidingpolicy.predictors import default_predictor
 
     chosen = list(names()) if value == "all" else split_labels(value)
     if not chosen:

@@ -20,7 +20,7 @@ result is the same on any machine and any cluster.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Generator, Sequence
+from collections.abc import Callable, Generator, Iterable, Sequence
 from typing import Any
 
 import attrs
@@ -157,16 +157,27 @@ def capacities(
             if on_round is not None:
                 on_round([(bases[i].label, r) for i, r in jobs])
             todo = [specs[i].with_rate(r) for i, r in jobs]
-            summaries = runner.map(run, todo)
-            got: dict[int, list[float]] = {}
-            for (i, r), summary in zip(jobs, summaries, strict=True):
-                trials[i].append((r, summary.metrics.attainment))
-                if on_trial is not None:
-                    on_trial(summary)
-                got.setdefault(i, []).append(summary.metrics.attainment)
+            got = _attainments(jobs, runner.map(run, todo), trials, on_trial)
             for i, attainments in got.items():
                 advance(i, attainments)
     return [r for r in results if r is not None]
+
+
+def _attainments(
+    jobs: list[tuple[int, float]],
+    summaries: Iterable[RunSummary],
+    trials: list[list[Trial]],
+    on_trial: Callable[[RunSummary], None] | None,
+) -> dict[int, list[float]]:
+    """The attainment of each job's trial, by search: recorded in `trials` and told to
+    `on_trial` as each summary arrives."""
+    got: dict[int, list[float]] = {}
+    for (i, r), summary in zip(jobs, summaries, strict=True):
+        trials[i].append((r, summary.metrics.attainment))
+        if on_trial is not None:
+            on_trial(summary)
+        got.setdefault(i, []).append(summary.metrics.attainment)
+    return got
 
 
 def search(

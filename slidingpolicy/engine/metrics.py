@@ -532,8 +532,3 @@ def exact_sum(plain: FloatArray, values: FloatArray, weights: IntArray) -> float
     vh, vl = _split(values)
     error = ((wh * vh - product) + wh * vl + wl * vh) + wl * vl
     return math.fsum(chain(plain.tolist(), product.tolist(), error.tolist()))
-
-
-def meets_target(metrics: Metrics, target: float = SLO_TARGET) -> bool:
-    """True when the run counts towards capacity: attainment ≥ `target`."""
-    return metrics.attainment >= target

@@ -14,41 +14,9 @@ changed, and the snapshot is updated, not rebuilt: the decodes by index and the 
 `CandidateQueue` (`table.RequestTable`), so that an iteration costs what it changed and not
 what is live, however long the queue grows.
 
-Choices the spec leaves to the engine, documented here:
-
-- **Recent prefill throughput** ρ_t (the snapshot's `prefill_throughput`): an exponential
-  average, weight `throughput_memory` (0.9) on the past, of prefill tokens per second of each
-  iteration that ran prefill tokens; it starts at the hardware's noise-free rate on one
-  512-token prompt. Decode-only iterations leave it unchanged.
-- **KV memory**: blocks of the hardware's block size (16) out of `kv_capacity_tokens`
-  (`kv.KVCache`, which also defines `kv_free_tokens`). New prefill is admitted only where it
-  fits: a waiting request is shown to the policy only while its whole prompt fits in the free
-  blocks, and is admitted — its prompt's blocks reserved at once, as vLLM's block manager
-  does — when the plan first gives it a chunk. A started prefill therefore always finishes;
-  only decode growth can overflow. When a plan's decodes need more blocks than are free, the
-  engine preempts the newest request holding KV (latest arrival; vLLM's behaviour) and drops
-  it from the batch, until they fit; then it admits the plan's waiting requests in plan order
-  while their prompts fit, and drops the others. A decode the plan leaves out for KV
-  (`BatchPlan.preempted`) is preempted. Every preemption is counted; the policy observes the
-  batch that ran.
-- **Re-entry after preemption (recompute)**: the request frees its KV and waits again, as a
-  request whose prompt is its prompt plus the g tokens it has produced (vLLM recomputes them),
-  with `generated` 0 and `ttft_slo` L_ttft + g·L_tbt, so that the deadline the policy sees is
-  still eq. 1's deadline of its next token g + 1. The iteration that completes the recompute
-  produces token g + 1: no token is produced twice. The engine keeps counting tokens in the
-  original request's terms.
-- **Decode-only runs in closed form**: when every live request is decoding, all fit the
-  policy's token budget and the KV, the only valid plan gives each one token. The engine then
-  advances all iterations up to the next event (an arrival, a request finishing, a KV block
-  boundary that no longer fits) at once, with the hardware's `decode_latencies`, drawing the
-  same noise in the same order: the results are those of stepping (tested byte for byte). The
-  policy observes every iteration through `observation.observe_decode_run`: at once where it
-  is a `DecodeRunObserver` (which must equal observing each iteration), else one iteration at
-  a time, with the state and the plan stepping would have had.
-- The output length of a request is the workload's; the policy is not told it
-  (`max_new_tokens` is None), as a real server does not know it.
-- A run ends when every request has completed, or when nothing can run and nothing more
-  arrives (`stalled`; the live requests stay live).
+The choices the paper leaves to the engine (throughput, KV memory, re-entry after preemption,
+decode-only runs in closed form, when a run ends) are set out in docs/engine.md, "The
+engine's assumptions".
 """
 
 from __future__ import annotations

@@ -17,7 +17,6 @@ from typing import Any
 import attrs
 
 from slidingpolicy import _validate
-from slidingpolicy.engine.calibration import predictor_for
 from slidingpolicy.engine.metrics import Metrics
 from slidingpolicy.engine.simulator import EngineOptions, EngineStats, simulate
 from slidingpolicy.engine.workers import trial_runner
@@ -27,6 +26,7 @@ from slidingpolicy.hardware.build import DEFAULT_NOISE_SIGMA
 from slidingpolicy.hardware.traced import traced_model
 from slidingpolicy.policies import by_name
 from slidingpolicy.policies.labels import label, parse_label
+from slidingpolicy.predictors.calibration import predictor_for
 from slidingpolicy.pricing import LatencyPredictor
 from slidingpolicy.workloads import (
     ArrivalProcess,
@@ -67,7 +67,7 @@ class HardwareSpec:
         a step trace, its own fit (what `slidingpolicy fit --trace` gives from all its steps)."""
         if self.trace:
             return traced_model(self.trace).fit
-        return predictor_for(self)
+        return predictor_for(self.gpu, self.model, self.tp, self.build, self.profile is None)
 
 
 @attrs.frozen(slots=True)

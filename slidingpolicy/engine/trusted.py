@@ -9,56 +9,10 @@ the caller vouches for. Anything else must use the checked constructors.
 
 from __future__ import annotations
 
-from slidingpolicy.records.plan import trusted_allocation
-from slidingpolicy.records.request import (
-    Request,
-    _new,
-    _set_arrival,
-    _set_context_tokens,
-    _set_deadline,
-    _set_generated,
-    _set_id,
-    _set_is_decoding,
-    _set_max_new_tokens,
-    _set_one_token,
-    _set_prefilled,
-    _set_prompt_tokens,
-    _set_protected,
-    _set_remaining_prefill,
-    _set_tbt_slo,
-    _set_ttft_slo,
-    next_token_deadline,
-)
+from slidingpolicy.records.request import Request, trusted_request
 from slidingpolicy.records.state import SchedulerState, listed_state
 
-
-def trusted_request(
-    id: str,
-    arrival: float,
-    prompt_tokens: int,
-    prefilled: int,
-    generated: int,
-    ttft_slo: float,
-    tbt_slo: float,
-) -> Request:
-    """`Request(id, arrival, ...)`, not protected and with no output cap, without its checks;
-    the derived fields as `Request._derive` sets them. The engine's most frequent call."""
-    record: Request = _new(Request)
-    _set_id(record, id)
-    _set_arrival(record, arrival)
-    _set_prompt_tokens(record, prompt_tokens)
-    _set_prefilled(record, prefilled)
-    _set_generated(record, generated)
-    _set_ttft_slo(record, ttft_slo)
-    _set_tbt_slo(record, tbt_slo)
-    _set_protected(record, False)
-    _set_max_new_tokens(record, None)
-    _set_deadline(record, next_token_deadline(arrival, ttft_slo, tbt_slo, generated))
-    _set_remaining_prefill(record, prompt_tokens - prefilled)
-    _set_context_tokens(record, prefilled + generated)
-    _set_is_decoding(record, prefilled == prompt_tokens)
-    _set_one_token(record, trusted_allocation(id, 1))
-    return record
+__all__ = ["trusted_request", "trusted_state"]
 
 
 def trusted_state(

@@ -21,45 +21,8 @@ One iteration:
    largest if no decode is admitted. The prefills fill N − |D| tokens greedily down the queue.
 5. `observe`: θ ← decay·θ + (1 − decay)·(prefill tokens of the plan / its latency).
 
-Where we chose differently from the reference, and why:
-
-- T̂ is our predictor's latency of the batch that would actually run (the decodes plus the
-  greedy fill of min(N − |D|, prefill cap, queue) tokens, each chunk with its own context).
-  The reference hard-codes a two-bin linear fit for an A100 and prices N − |D| tokens with
-  the head request's context, even when the queue holds fewer tokens. Ours is calibrated to
-  the hardware being simulated, and the same T̂ every other policy here uses.
-- The menu stops at 2048 (the SPEC), so the plan's token budget is 2048, SlidingServe's B_max.
-  The reference's menu ends with 2552 and shrinks to [128..512] when free KV memory / 32 is
-  below 1000 tokens; here free KV memory is enforced for every policy alike by `admit`
-  (invariant 5).
-- The menu is scanned and the largest feasible entry taken. The reference bisects the menu,
-  which finds the same entry only when T̂ is monotone in N; our T̂ is not everywhere (a
-  1-token chunk counts as a decode, see `budget.py`), and the rule says "largest".
-- Decode slack is eq. 1's d − t = a_i + L_ttft + generated·L_tbt − t, the deadline the
-  engine's metrics check for every policy. The reference's TBT deadline starts from
-  max(actual prefill time, L_ttft) and counts generated + 1 periods, so it forgives a late
-  first token and allows one period more.
-- Decodes are admitted by `admit` with the token budget: all of them when they fit, else
-  the oldest, with the rest listed as preempted or deferred (invariant 3). The reference
-  stops adding decodes at its `chunk_size` (512 by default), most slack first, and lets a
-  batch exceed N when the decodes alone do.
-- Relegation is checked for every waiting request at every iteration, which is what "eager"
-  means. The reference checks only the requests it pops off its heap before the batch is
-  full, so a request deep in the queue is relegated only once it nears the head. So this
-  baseline's plan walks the whole queue, and its state holds every relegated id: its cost
-  grows with the queue, where every other policy here reads only the head of the queue off
-  its index (`stages/order.py`; `bench/decision.py`'s overload table).
-- θ observes prefill tokens / measured iteration latency in `observe`, only after a plan
-  with prefill tokens. The reference divides the previous batch's prefill tokens by the
-  wall time between two scheduler calls (the iteration plus scheduling overhead), at the
-  next call; the sequence of updates is the same.
-- Keys are recomputed every iteration. The reference keeps requests in a heap whose keys
-  change as r_i shrinks, so its heap order can be stale.
-- Ties break by arrival then id, so plans are deterministic.
-- The reference's TTLT tiers (non-interactive requests whose TTFT deadline is cut by a
-  predicted output length) are not modelled: every request carries its own (L_ttft, L_tbt),
-  and the workloads map QoServe's tiers onto them. The protected flag g_i is ignored.
-- Relegation flags of requests that left the state are forgotten, so memory stays bounded.
+Where we chose differently from the reference, and why: docs/algorithms/policies.md,
+"QoServe beside its reference".
 """
 
 from __future__ import annotations

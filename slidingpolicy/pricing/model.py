@@ -16,15 +16,15 @@ from slidingpolicy._io import write_text
 from slidingpolicy._parse import read_json
 from slidingpolicy.errors import InvalidRecordError, PredictorFormatError
 from slidingpolicy.pricing.features import (
-    DECODE,
-    MIXED,
     NUM_FEATURES,
-    PREFILL,
     SCENARIOS,
     FloatArray,
     IntArray,
     Terms,
     batch_features,
+    dot_rows,
+    linear,
+    scenario,
     tile_count,
 )
 
@@ -98,6 +98,11 @@ class LatencyPredictor:
     """Rows DECODE, PREFILL, MIXED of (intercept, w1..w7), read-only."""
     rows: tuple[tuple[float, ...], ...] = attrs.field(init=False, repr=False, eq=False)
     """`coefficients` as Python floats (what scalar pricing reads)."""
+    by_presence: tuple[tuple[tuple[float, ...] | None, ...], ...] = attrs.field(
+        init=False, repr=False, eq=False
+    )
+    """The row of a batch's scenario (eq. 5, `features.scenario`) by [prefill present][decodes
+    present]; None for an empty batch: what scalar pricing looks up instead of branching."""
 
     def __attrs_post_init__(self) -> None:
         if _validate.finite("latency predictor", "margin", self.margin) < 1.0:
@@ -118,7 +123,13 @@ class LatencyPredictor:
                 )
         table = _coefficients((self.decode, self.prefill, self.mixed))
         object.__setattr__(self, "coefficients", table)
-        object.__setattr__(self, "rows", tuple(tuple(row) for row in table.tolist()))
+        rows = tuple(tuple(row) for row in table.tolist())
+        object.__setattr__(self, "rows", rows)
+        presence = tuple(
+            tuple(rows[scenario(d, p)] if d or p else None for d in (False, True))
+            for p in (False, True)
+        )
+        object.__setattr__(self, "by_presence", presence)
 
     @property
     def models(self) -> tuple[LinearModel, LinearModel, LinearModel]:
@@ -135,21 +146,33 @@ class LatencyPredictor:
     def price(self, terms: Terms) -> float:
         """T̂ of a batch with features `terms` (eq. 6, its scenario by eq. 5); 0 when empty.
 
-        Scalar arithmetic in a fixed order: what every search of a plan compares.
+        Scalar arithmetic in a fixed order (`features.linear`, then the peak term): what every
+        search of a plan compares.
         """
         x1, x2, x3, x4, x5, x6, x7 = terms
-        if x6 > 0:
-            w = self.rows[MIXED if x4 > 0 else PREFILL]
-        elif x4 > 0:
-            w = self.rows[DECODE]
-        else:
+        w = self.by_presence[x6 > 0][x4 > 0]
+        if w is None:
             return 0.0
-        price = (
+        # `features.linear` inline (a call here costs up to 8% of a plan's time), then
+        # the peak term: `price_arrays`, on the kernel, gives the same floats (test_kernel.py).
+        price: float = (
             w[0] + w[1] * x1 + w[2] * x2 + w[3] * x3 + w[4] * x4 + w[5] * x5 + w[6] * x6 + w[7] * x7
         )
         if self.tile is None:
             return price
-        return price + w[8] * tile_count(x4 + x6, self.tile)
+        tiles: int = tile_count(x4 + x6, self.tile)
+        return price + w[8] * tiles
+
+    def price_arrays(self, terms: tuple[IntArray, ...]) -> FloatArray:
+        """`price` of many batches at once, x1..x7 (x8 from a tile) as arrays: the same float
+        operations in the same order, elementwise."""
+        x1, x2, x3, x4, x5, x6, x7 = terms
+        w = self.coefficients[scenario(x4, x6)].T
+        price = linear(w, x1, x2, x3, x4, x5, x6) + w[7] * x7
+        if self.tile is not None:
+            price = price + w[8] * tile_count(x4 + x6, self.tile)
+        priced: FloatArray = np.where((x4 > 0) | (x6 > 0), price, 0.0)
+        return priced
 
     def predict_features(self, x: FloatArray, scenario: int) -> float:
         """T̂ from a feature vector and its scenario (eq. 6)."""
@@ -159,9 +182,7 @@ class LatencyPredictor:
     def predict_rows(self, features: FloatArray, scenarios: IntArray) -> FloatArray:
         """T̂ of many batches at once: row i of `features` is batch i's x (eq. 4), of
         scenario scenarios[i] (eq. 6)."""
-        rows = self.coefficients[scenarios]
-        predicted: FloatArray = rows[:, 0] + np.einsum("ij,ij->i", rows[:, 1:], features)
-        return predicted
+        return dot_rows(self.coefficients[scenarios], features)
 
     def scaled(self, factor: float) -> LatencyPredictor:
         """This predictor for a machine `factor` times as slow: every coefficient times

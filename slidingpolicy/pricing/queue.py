@@ -4,8 +4,8 @@ The queue's remaining prompts, laid end to end, form one token stream. An iterat
 stream tokens [lo, hi) gives the request holding `lo` a head chunk, every request strictly
 inside its whole remainder and the request holding `hi − 1` a tail chunk. For a later
 iteration of the window the decodes hold one more cached token per step; requests whose
-prefill ended before `lo` are left out (the spec's T̂₂: "decode contexts +1, queue after b
-tokens are consumed"), so finishing a prefill now is never priced as a cost later. Prefix
+prefill ended before `lo` are left out (T̂₂ of eq. 9: decode contexts +1, the queue after the b
+tokens this iteration consumes), so finishing a prefill now is never priced as a cost later. Prefix
 sums of the features of eq. 4 (`features.add_chunks`) over the queue price any interval in
 O(1) (`price`), and many intervals at once in one vectorized pass (`latencies`).
 
@@ -26,15 +26,16 @@ import numpy as np
 
 from slidingpolicy import _arguments, _validate
 from slidingpolicy.pricing.features import (
-    MIXED,
-    PREFILL,
     FloatArray,
     IntArray,
     Terms,
     add_chunk,
     add_chunks,
+    chunk_piece,
     chunk_terms,
     decode_terms,
+    dot_rows,
+    scenario,
     tile_count,
 )
 from slidingpolicy.pricing.model import LatencyPredictor
@@ -70,7 +71,8 @@ class TiledPiece(Piece):
     tile_base: int
 
     def __call__(self, c: int) -> float:
-        step = self.tile_weight * tile_count(self.tile_base + c, self.tile)
+        tiles: int = tile_count(self.tile_base + c, self.tile)
+        step = self.tile_weight * tiles
         return Piece.__call__(self, c) + step
 
     def smooth(self) -> Piece:
@@ -115,12 +117,17 @@ class Columns:
     contexts: IntArray
 
 
-@attrs.frozen(slots=True, weakref_slot=False)
+@attrs.define(slots=True, eq=False, weakref_slot=False)
 class PricedQueue:
     """An ordered prefill queue beside a set of decodes, ready to price any part of its stream.
 
     `starts[k]` is the stream offset of request k (`starts[count]` = `total`); `wholes[k]` the
     features (eq. 4) of the decodes plus the whole remainders of requests 0..k−1.
+
+    Not a record but the pricing table of one plan, built for it and dropped with it: it keeps
+    what the plan's searches ask for more than once (`prefix`'s prices, `budget.fill_budget`'s
+    answers, the queue as arrays) in its own memo tables. Its queue fields are never
+    reassigned.
     """
 
     predictor: LatencyPredictor
@@ -132,11 +139,9 @@ class PricedQueue:
     contexts: tuple[int, ...]
     starts: tuple[int, ...]
     wholes: tuple[Terms, ...]
-    _prices: dict[int, float] = attrs.field(factory=dict, init=False, eq=False, repr=False)
+    _prices: dict[int, float] = attrs.field(factory=dict, init=False, repr=False)
     """Prices of greedy fills already asked for (`prefix`): a plan asks for a few, often."""
-    budgets: dict[tuple[float, int], int] = attrs.field(
-        factory=dict, init=False, eq=False, repr=False
-    )
+    budgets: dict[tuple[float, int], int] = attrs.field(factory=dict, init=False, repr=False)
     """TimeToBudget answers already found, by (target, limit) (`budget.fill_budget`): the
     chunker asks for B* = TimeToBudget(T_cur) and its split again for its bound."""
 
@@ -270,15 +275,11 @@ class PricedQueue:
 
     def _piece(self, terms: Terms, base: int, shift: int) -> Piece:
         """T̂ of `terms` plus one chunk c ≥ 2 on base + shift·c cached tokens, as a function
-        of c: by eq. 4 the chunk adds x1 += base·c + (1 + shift)·c², x2 += c², x3 += base +
-        shift·c, x6 += c and x7 ≥ c (shift is 0 or −1)."""
+        of c (`features.chunk_piece`; x7 ≥ c; shift is 0 or −1)."""
         x1, x2, x3, x4, x5, x6, x7 = terms
-        w = self.predictor.rows[MIXED if x4 > 0 else PREFILL]
-        constant = (
-            w[0] + w[1] * x1 + w[2] * x2 + w[3] * (x3 + base) + w[4] * x4 + w[5] * x5 + w[6] * x6
-        )
-        slope = w[1] * base + w[6] + shift * w[3]
-        curve = w[1] * (1 + shift) + w[2]
+        w = self.predictor.by_presence[True][x4 > 0]
+        assert w is not None  # a prefill chunk is present
+        constant, slope, curve = chunk_piece(w, (x1, x2, x3, x4, x5, x6), base, shift)
         tile = self.predictor.tile
         if tile is None:
             return Piece(constant, slope, curve, w[7], x7)
@@ -361,13 +362,12 @@ class PricedQueue:
         x[:, 3] += self.decodes
         x[:, 4] += old
         x[:, 6] = np.maximum(np.maximum(h[6], t[6]), np.where(length > 0, inner_peak, 0))
-        has_p, has_d = x[:, 5] > 0, x[:, 3] > 0
-        coef = self.predictor.coefficients[np.where(has_p, np.where(has_d, MIXED, PREFILL), 0)]
-        latency = coef[:, 0] + np.einsum("ij,ij->i", coef[:, 1:8], x)
+        coef = self.predictor.coefficients[scenario(x[:, 3], x[:, 5])]
+        latency = dot_rows(coef, x)
         tile = self.predictor.tile
         if tile is not None:
-            latency = latency + coef[:, 8] * -(-(x[:, 3] + x[:, 5]) // tile)
-        return np.where(has_p | has_d, latency, 0.0)
+            latency = latency + coef[:, 8] * tile_count(x[:, 3] + x[:, 5], tile)
+        return np.where((x[:, 5] > 0) | (x[:, 3] > 0), latency, 0.0)
 
     def prefix_latencies(self, limit: int) -> FloatArray:
         """T̂ of this iteration with b = 0..limit prefill tokens (b capped at the queue)."""

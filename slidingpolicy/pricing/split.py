@@ -6,21 +6,29 @@ import math
 from collections.abc import Callable, Sequence
 
 import numpy as np
+from numpy.typing import NDArray
 
 from slidingpolicy.pricing.budget import fill_budget, largest_within
-from slidingpolicy.pricing.features import DECODE, MIXED, PREFILL, FloatArray, IntArray
+from slidingpolicy.pricing.features import (
+    FloatArray,
+    IntArray,
+    chunk_piece,
+    decode_terms,
+    prefill_terms,
+    scenario,
+)
 from slidingpolicy.pricing.queue import Piece, PricedQueue, TiledPiece
 
-TIE = 1e-12
+COST_TIE = 1e-12
 """Costs within this fraction of the least are equal, and the larger b wins (no deferral,
 docs/decisions.md): the closed forms and the full price round differently, and one rounding
 step must not decide between costs that are equal in exact arithmetic."""
 
 
 def largest_least(bs: Sequence[int], costs: Sequence[float]) -> int:
-    """The largest b whose cost is within TIE of the least."""
+    """The largest b whose cost is within COST_TIE of the least."""
     least = min(costs)
-    bound = least + TIE * abs(least)
+    bound = least + COST_TIE * abs(least)
     return max(b for b, cost in zip(bs, costs, strict=True) if cost <= bound)
 
 
@@ -84,7 +92,7 @@ def exact_split(fill: PricedQueue, budget_sum: int, cap: int, deadline: float) -
     piece the cost is convex in the chunk away from 1-token chunks (proofs/split.md), so
     each piece contributes a few candidates priced by its closed forms, and its special
     points (a 1-token chunk in either iteration, or nothing left for the next) priced in
-    full where no closed form covers them. Costs within TIE are equal, and the larger b wins.
+    full where no closed form covers them. Costs within COST_TIE are equal, and the larger b wins.
     When no b in range meets the deadline, the largest feasible b below the range is returned
     (the receding-horizon clamp).
     """
@@ -219,7 +227,7 @@ def window_split(fill: PricedQueue, budget_sum: int, cap: int, deadline: float, 
     if not feasible.any():
         return fill_budget(fill, deadline, lo_b)
     least = cost[feasible].min()
-    best = np.flatnonzero(feasible & (cost <= least + TIE * abs(least)))
+    best = np.flatnonzero(feasible & (cost <= least + COST_TIE * abs(least)))
     return int(b[best[-1]])
 
 
@@ -239,9 +247,42 @@ def _column(piece: _Closed) -> _Closed:
     return base[:, None], slope[:, None], curve[:, None], peak_weight[:, None], peak[:, None]
 
 
-def _scenario(x4: IntArray, x6: IntArray) -> IntArray:
-    """Eq. 5 on arrays: mixed, pure prefill or pure decode."""
-    return np.where(x6 > 0, np.where(x4 > 0, MIXED, PREFILL), DECODE)
+def _next_rest(fill: PricedQueue, ks: IntArray, budget_sum: int) -> tuple[IntArray, ...]:
+    """`next_head`'s `rest` of pieces `ks`: the next iteration without its head chunk (the
+    decodes a step on, requests k+1..e−1 whole and e's chunk; the decodes alone when k = e)."""
+    wholes = fill.columns.wholes
+    e = fill.request_at(budget_sum)
+    after = np.minimum(ks + 1, e)
+    step = decode_terms(fill.decodes, fill.decode_context + fill.decodes)
+    t = [wholes[j][e] - wholes[j][after] + step[j] for j in range(6)]
+    remaining = fill.columns.remaining[:e]
+    peaks = np.append(np.maximum.accumulate(remaining[::-1])[::-1], 0)[after]
+    t.append(np.where(peaks >= 2, peaks, 0))
+    tail, tail_context = budget_sum - fill.starts[e], fill.contexts[e]
+    if tail >= 2:
+        a1, a2, a3, a6, a7 = prefill_terms(tail, tail_context)
+        t = [t[0] + a1, t[1] + a2, t[2] + a3, t[3], t[4], t[5] + a6, np.maximum(t[6], a7)]
+    else:
+        t = [t[0], t[1], t[2] + tail_context, t[3] + 1, t[4] + tail_context, t[5], t[6]]
+    inside = ks < e
+    return tuple(np.where(inside, t[j], step[j]) for j in range(7))
+
+
+def _closed_pieces(
+    fill: PricedQueue,
+    u: IntArray,
+    whole: IntArray,
+    x: tuple[IntArray, ...],
+    t: tuple[IntArray, ...],
+) -> tuple[_Closed, _Closed]:
+    """`closing_chunk` and `next_head`'s piece as arrays (`PricedQueue._piece`), from request
+    k's context `u` and `whole`, the features `x` before it and the next iteration's `rest` `t`."""
+    coefficients = fill.predictor.coefficients
+    w_now = coefficients[scenario(x[3], 1)].T
+    w_then = coefficients[scenario(t[3], 1)].T
+    now: _Closed = (*chunk_piece(w_now, x[:6], u, 0), w_now[7], x[6])
+    then: _Closed = (*chunk_piece(w_then, t[:6], u + whole, -1), w_then[7], t[6])
+    return now, then
 
 
 def vector_candidates(
@@ -257,92 +298,42 @@ def vector_candidates(
     and whose chunks all meet the deadline; and the pieces left to `piece_candidates` (those
     where the deadline falls inside the piece, or one token is left of a 2-token window).
 
-    Every float is computed by the operations of the scalar code in their order
-    (`LatencyPredictor.price`, `PricedQueue._piece`, `Piece.__call__`, `_convex_candidates`).
+    Every price is the scalar code's on arrays (`features.linear`, `features.chunk_piece`,
+    `LatencyPredictor.price_arrays`), so the floats are the same.
     """
-    columns = fill.columns
+    columns, price = fill.columns, fill.predictor.price_arrays
     base, r, u = columns.starts[ks], columns.remaining[ks], columns.contexts[ks]
     c_lo, c_hi = np.maximum(1, lo_b - base), np.minimum(r, hi_b - base)
-    x = [w[ks] for w in columns.wholes]
-    # The next iteration (`PricedQueue.next_head`): requests k+1..e−1 whole, then e's chunk.
-    e = fill.request_at(budget_sum)
-    inside = ks < e
-    after = np.minimum(ks + 1, e)
-    step_context = fill.decode_context + fill.decodes
-    t = [w[e] - w[after] for w in columns.wholes[:6]]
-    t[2] += step_context
-    t[3] += fill.decodes
-    t[4] += step_context
-    peaks = np.append(np.maximum.accumulate(columns.remaining[:e][::-1])[::-1], 0)[after]
-    t.append(np.where(peaks >= 2, peaks, 0))
-    tail, tail_context = budget_sum - fill.starts[e], fill.contexts[e]
-    t[2] += tail_context
-    if tail >= 2:
-        t[0] += tail * (tail_context + tail)
-        t[1] += tail * tail
-        t[5] += tail
-        t[6] = np.maximum(t[6], tail)
-    else:
-        t[3] += 1
-        t[4] += tail_context
-    alone = (0, 0, step_context, fill.decodes, step_context, 0, 0)
-    t = [np.where(inside, t[j], alone[j]) for j in range(7)]
-    whole = np.where(inside, r, budget_sum - base)
+    x = tuple(w[ks] for w in columns.wholes)
+    t = _next_rest(fill, ks, budget_sum)
+    whole = np.where(ks < fill.request_at(budget_sum), r, budget_sum - base)
+    now, then = _closed_pieces(fill, u, whole, x, t)
     head = u + whole - 1
-
-    # Five batches per piece, priced at once in eq. 6's order: this iteration's and the
-    # next one's closed-form constants (`PricedQueue._piece`), request k's first token as a
-    # decode now, its last token as a decode next, and the next iteration without k.
-    ones = np.ones_like(ks)
-    features = np.array(
-        [
-            [ones, x[0], x[1], x[2] + u, x[3], x[4], x[5], x[6]],
-            [ones, t[0], t[1], t[2] + u + whole, t[3], t[4], t[5], t[6]],
-            [ones, x[0], x[1], x[2] + u, x[3] + 1, x[4] + u, x[5], x[6]],
-            [ones, t[0], t[1], t[2] + head, t[3] + 1, t[4] + head, t[5], t[6]],
-            [ones, *t],
-        ]
-    )
-    prefill = np.where(features[:2, 4] > 0, MIXED, PREFILL)
-    scenario = np.concatenate([prefill, _scenario(features[2:, 4], features[2:, 6])])
-    weights = fill.predictor.coefficients[scenario].transpose(0, 2, 1)
-    terms = weights * features
-    constant = terms[:, 0] + terms[:, 1]
-    for j in range(2, 7):
-        constant = constant + terms[:, j]
-    price = constant + terms[:, 7]
-    w_now, w_then = weights[0], weights[1]
-    now: _Closed = (
-        constant[0],
-        w_now[1] * u + w_now[6] + 0 * w_now[3],
-        w_now[1] * 1 + w_now[2],
-        w_now[7],
-        x[6],
-    )
-    then: _Closed = (
-        constant[1],
-        w_then[1] * (u + whole) + w_then[6] + -1 * w_then[3],
-        w_then[1] * 0 + w_then[2],
-        w_then[7],
-        t[6],
-    )
-    one, last_token = price[2], price[3]
-    rest = np.where((t[3] > 0) | (t[5] > 0), price[4], 0.0)
-
+    # Request k's first token as a decode now, its last token as a decode next.
+    one = price((x[0], x[1], x[2] + u, x[3] + 1, x[4] + u, x[5], x[6]))
+    last_token = price((t[0], t[1], t[2] + head, t[3] + 1, t[4] + head, t[5], t[6]))
     lo = np.maximum(2, c_lo)
     binding = (c_hi >= lo) & (_at(now, c_hi) > deadline)
     regular = ~binding & ~((c_lo == 1) & (whole <= 2))
-    found: list[IntArray] = []
-    costs: list[FloatArray] = []
     keep = regular & (c_lo == 1) & (one <= deadline)
-    found.append((base + 1)[keep])
-    costs.append((one + _at(then, whole - 1))[keep])
-    for c, next_price in ((whole - 1, last_token), (whole, rest)):
+    found, costs = [(base + 1)[keep]], [(one + _at(then, whole - 1))[keep]]
+    for c, next_price in ((whole - 1, last_token), (whole, price(t))):
         keep = regular & (lo <= c) & (c <= c_hi)
         found.append((base + c)[keep])
         costs.append((_at(now, c) + next_price)[keep])
-    # The convex candidates of [lo, min(top, whole − 2)] (`_convex_candidates`).
     hi = np.minimum(c_hi, whole - 2)
+    c, keep = _vector_convex(now, then, whole, lo, hi)
+    keep &= regular[:, None]
+    found.append((base[:, None] + c)[keep])
+    costs.append((_at(_column(now), c) + _at(_column(then), whole[:, None] - c))[keep])
+    return np.concatenate(found), np.concatenate(costs), ks[~regular].tolist()
+
+
+def _vector_convex(
+    now: _Closed, then: _Closed, whole: IntArray, lo: IntArray, hi: IntArray
+) -> tuple[IntArray, NDArray[np.bool_]]:
+    """`_convex_candidates` of every piece at once: a row of candidate chunks per piece, and
+    which of them are candidates (in [lo, hi], a vertex only when near)."""
     curve = now[2] + then[2]
     base_slope = now[1] - then[1] - 2.0 * then[2] * whole
     rising = np.where(_RISING, now[3][:, None], 0.0)
@@ -355,11 +346,8 @@ def vector_candidates(
     c = np.concatenate(
         [np.stack(fixed, axis=1), np.floor(vertex).astype(np.int64), np.ceil(vertex)], axis=1
     ).astype(np.int64)
-    valid = np.concatenate([np.ones((ks.size, len(fixed)), dtype=bool), near, near], axis=1)
-    keep = valid & regular[:, None] & (lo[:, None] <= c) & (c <= hi[:, None])
-    found.append((base[:, None] + c)[keep])
-    costs.append((_at(_column(now), c) + _at(_column(then), whole[:, None] - c))[keep])
-    return np.concatenate(found), np.concatenate(costs), ks[~regular].tolist()
+    valid = np.concatenate([np.ones((lo.size, len(fixed)), dtype=bool), near, near], axis=1)
+    return c, valid & (lo[:, None] <= c) & (c <= hi[:, None])
 
 
 _RISING = np.array([False, False, True, True])

@@ -24,6 +24,7 @@ import immutables
 from slidingpolicy import _validate
 from slidingpolicy.errors import InvalidRecordError
 from slidingpolicy.records import tree
+from slidingpolicy.records._unchecked import constructor
 from slidingpolicy.records.request import Request
 from slidingpolicy.records.tree import Key, Node
 
@@ -139,13 +140,7 @@ class CandidateQueue:
         self, members: immutables.Map[str, Request], fit: int | None, latest: float
     ) -> CandidateQueue:
         """A queue of checked members (no validation: this runs once per iteration)."""
-        queue: CandidateQueue = object.__new__(CandidateQueue)
-        put = object.__setattr__
-        put(queue, "fit", fit)
-        put(queue, "members", members)
-        put(queue, "latest_arrival", latest)
-        put(queue, "_indexes", {})
-        return queue
+        return _unchecked(fit, members, latest, {})
 
     @property
     def size(self) -> int:
@@ -174,9 +169,7 @@ class CandidateQueue:
         hold every member, shown or not)."""
         if fit is not None:
             _validate.integer("candidate queue", "fit", fit, 0)
-        queue = self._derived(self.members, fit, self.latest_arrival)
-        object.__setattr__(queue, "_indexes", self._indexes)
-        return queue
+        return _unchecked(fit, self.members, self.latest_arrival, self._indexes)
 
     def update(self, remove: Iterable[str] = (), add: Iterable[Request] = ()) -> CandidateQueue:
         """The queue less the members with ids `remove`, plus the requests `add` (neither
@@ -225,3 +218,6 @@ class CandidateQueue:
             index = index.advanced(now)
         self._indexes[kind] = index
         return index
+
+
+_unchecked = constructor(CandidateQueue)

@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import enum
 import math
+from collections.abc import Callable
 
 import attrs
 
 from slidingpolicy import _validate
 from slidingpolicy.errors import InvalidRecordError
+from slidingpolicy.records._unchecked import constructor
 
 
 class PlanPath(enum.StrEnum):
-    """Which branch decided a plan: SlidingServe's, or the baseline's name (SPEC "Core records").
+    """Which branch decided a plan: SlidingServe's, or the baseline's name.
 
     A closed set, so that `check_plan` knows which invariants apply (6 to "constructor", 7 to
     "chunker"); each member is a `str` equal to its value, so "chunker" == PlanPath.CHUNKER
@@ -62,19 +64,9 @@ class Allocation:
         return f"allocation {self.request_id!r}"
 
 
-_new = object.__new__
-_set_request_id, _set_tokens = (
-    getattr(Allocation, f.name).__set__ for f in attrs.fields(Allocation)
-)
-
-
-def trusted_allocation(request_id: str, tokens: int) -> Allocation:
-    """`Allocation(request_id, tokens)` without its checks, for a stage that names a checked
-    record's id and counts its tokens (≥ 1) itself: a plan builds one per decode."""
-    allocation: Allocation = _new(Allocation)
-    _set_request_id(allocation, request_id)
-    _set_tokens(allocation, tokens)
-    return allocation
+trusted_allocation: Callable[[str, int], Allocation] = constructor(Allocation)
+"""`Allocation(request_id, tokens)` without its checks, for a stage that names a checked
+record's id and counts its tokens (≥ 1) itself: a plan builds one per decode."""
 
 
 @attrs.frozen(slots=True)

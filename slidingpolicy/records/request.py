@@ -9,6 +9,7 @@ import attrs
 
 from slidingpolicy import _validate
 from slidingpolicy.errors import InvalidRecordError
+from slidingpolicy.records._unchecked import constructor
 from slidingpolicy.records.plan import Allocation, trusted_allocation
 
 if TYPE_CHECKING:
@@ -121,13 +122,16 @@ class Request:
     def _derive(self) -> None:
         """Set the derived fields (every field above must already be set)."""
         prompt, prefilled, generated = self.prompt_tokens, self.prefilled, self.generated
-        _set_deadline(
-            self, next_token_deadline(self.arrival, self.ttft_slo, self.tbt_slo, generated)
+        put = object.__setattr__
+        put(
+            self,
+            "deadline",
+            next_token_deadline(self.arrival, self.ttft_slo, self.tbt_slo, generated),
         )
-        _set_remaining_prefill(self, prompt - prefilled)
-        _set_context_tokens(self, prefilled + generated)
-        _set_is_decoding(self, prefilled == prompt)
-        _set_one_token(self, trusted_allocation(self.id, 1))
+        put(self, "remaining_prefill", prompt - prefilled)
+        put(self, "context_tokens", prefilled + generated)
+        put(self, "is_decoding", prefilled == prompt)
+        put(self, "one_token", trusted_allocation(self.id, 1))
 
     def next_token(self) -> Request:
         """This decoding request once its next token is out: generated + 1, and the deadline
@@ -145,24 +149,22 @@ class Request:
                 f"={generated} reaches max_new_tokens={self.max_new_tokens}: "
                 "a finished request is not live",
             )
-        later: Request = _new(Request)
-        _set_id(later, self.id)
-        _set_arrival(later, self.arrival)
-        _set_prompt_tokens(later, self.prompt_tokens)
-        _set_prefilled(later, self.prefilled)
-        _set_generated(later, generated)
-        _set_ttft_slo(later, self.ttft_slo)
-        _set_tbt_slo(later, self.tbt_slo)
-        _set_protected(later, self.protected)
-        _set_max_new_tokens(later, self.max_new_tokens)
-        _set_deadline(
-            later, next_token_deadline(self.arrival, self.ttft_slo, self.tbt_slo, generated)
+        return _unchecked(
+            self.id,
+            self.arrival,
+            self.prompt_tokens,
+            self.prefilled,
+            generated,
+            self.ttft_slo,
+            self.tbt_slo,
+            self.protected,
+            self.max_new_tokens,
+            next_token_deadline(self.arrival, self.ttft_slo, self.tbt_slo, generated),
+            0,
+            self.context_tokens + 1,
+            True,
+            self.one_token,
         )
-        _set_remaining_prefill(later, 0)
-        _set_context_tokens(later, self.context_tokens + 1)
-        _set_is_decoding(later, True)
-        _set_one_token(later, self.one_token)
-        return later
 
     def _name(self) -> str:
         return f"request {self.id!r}"
@@ -179,22 +181,34 @@ class Request:
         return self.deadline - now
 
 
-_new = object.__new__
-(
-    _set_id,
-    _set_arrival,
-    _set_prompt_tokens,
-    _set_prefilled,
-    _set_generated,
-    _set_ttft_slo,
-    _set_tbt_slo,
-    _set_protected,
-    _set_max_new_tokens,
-    _set_deadline,
-    _set_remaining_prefill,
-    _set_context_tokens,
-    _set_is_decoding,
-    _set_one_token,
-) = (getattr(Request, field.name).__set__ for field in attrs.fields(Request))
-"""The slot descriptors' setters of `Request`'s fields, in `attrs.fields` order (faster than
-`object.__setattr__`)."""
+_unchecked = constructor(Request)
+
+
+def trusted_request(
+    id: str,
+    arrival: float,
+    prompt_tokens: int,
+    prefilled: int,
+    generated: int,
+    ttft_slo: float,
+    tbt_slo: float,
+) -> Request:
+    """`Request(id, arrival, ...)`, not protected and with no output cap, without its checks;
+    the derived fields as `Request._derive` sets them. The engine's most frequent call: an
+    engine that keeps its columns valid vouches for the values (`engine.trusted`)."""
+    return _unchecked(
+        id,
+        arrival,
+        prompt_tokens,
+        prefilled,
+        generated,
+        ttft_slo,
+        tbt_slo,
+        False,
+        None,
+        next_token_deadline(arrival, ttft_slo, tbt_slo, generated),
+        prompt_tokens - prefilled,
+        prefilled + generated,
+        prefilled == prompt_tokens,
+        trusted_allocation(id, 1),
+    )

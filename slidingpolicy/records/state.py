@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import attrs
 
 from slidingpolicy import _validate
 from slidingpolicy.errors import InvalidRecordError
+from slidingpolicy.records._unchecked import constructor
 from slidingpolicy.records.candidates import CandidateQueue
 from slidingpolicy.records.request import Request
 
@@ -213,31 +213,19 @@ def _assemble(
     kv_free_tokens: int | None,
 ) -> SchedulerState:
     """A state from its parts, unchecked: listed (`listed` and `candidates` given) or queued."""
-    state: SchedulerState = object.__new__(SchedulerState)
-    (
-        set_now,
-        set_listed,
-        set_rho,
-        set_kv,
-        set_decoding,
-        set_candidates,
-        set_queue,
-        set_by_id,
-        set_queued,
-    ) = _SETTERS
-    set_now(state, now)
-    set_listed(state, listed)
-    set_rho(state, prefill_throughput)
-    set_kv(state, kv_free_tokens)
-    set_decoding(state, decoding)
-    set_candidates(state, candidates)
-    set_queue(state, queue)
-    set_by_id(state, None)
-    set_queued(state, queue is not None)
-    return state
+    # Fields in order: now, _listed, prefill_throughput, kv_free_tokens, decoding,
+    # _candidates, _queue, _by_id, _queued.
+    return _unchecked(
+        now,
+        listed,
+        prefill_throughput,
+        kv_free_tokens,
+        decoding,
+        candidates,
+        queue,
+        None,
+        queue is not None,
+    )
 
 
-_SETTERS: tuple[Callable[[SchedulerState, Any], None], ...] = tuple(
-    getattr(SchedulerState, field.name).__set__ for field in attrs.fields(SchedulerState)
-)
-"""The slot descriptors' setters, in field order (faster than `object.__setattr__`)."""
+_unchecked = constructor(SchedulerState)

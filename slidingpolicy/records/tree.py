@@ -259,12 +259,3 @@ def scan(
                     yield request
         else:
             extend(reversed(node.entries))
-
-
-def items(root: Node | None) -> Iterator[Request]:
-    """Every request, in key order."""
-    return scan(root, _always, _always)
-
-
-def _always(_: object) -> bool:
-    return True

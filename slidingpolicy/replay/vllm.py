@@ -21,7 +21,7 @@ import attrs
 from slidingpolicy.errors import EngineError, PolicyLabelError, UnknownNameError
 from slidingpolicy.policies import by_name, names
 from slidingpolicy.policies.labels import Options, label, parse_label, split_labels
-from slidingpolicy.pricing.defaults import default_predictor
+from slidingpolicy.predictors import default_predictor
 
 NATIVE = "native"
 """The arm of vLLM's own scheduler (no `--scheduler-cls`)."""

@@ -15,13 +15,13 @@ import attrs
 import numpy as np
 
 from slidingpolicy.engine.capacity import capacities
-from slidingpolicy.engine.profiling import profile
 from slidingpolicy.engine.simulator import simulate
 from slidingpolicy.engine.sweep import HardwareSpec, RunSpec, WorkloadSpec, predictor_of, run_many
 from slidingpolicy.engine.workers import trial_runner
 from slidingpolicy.policies import by_name
+from slidingpolicy.predictors import PACKAGED, profile_key
+from slidingpolicy.predictors.profiling import profile
 from slidingpolicy.pricing import evaluate, fit_predictor
-from slidingpolicy.pricing.defaults import PACKAGED, profile_key
 from slidingpolicy.reproduce.config import (
     LOAD_POLICIES,
     LOADS,

@@ -7,8 +7,9 @@ decided by the numbers, not written in advance.
 
 from __future__ import annotations
 
+import functools
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from slidingpolicy.pricing.fit import SIZE_CLASSES as CLASSES
@@ -380,16 +381,7 @@ def load_section(results: Row) -> str:
     )
     cases = list(dict.fromkeys((r["setting"], r["dataset"]) for r in rows_in))
     loads = sorted({r["load"] for r in rows_in})
-
-    def mean_of(key: str, dataset: str, policy: str, load: float, field: str) -> float:
-        values = [
-            r[field]
-            for r in rows_in
-            if (r["setting"], r["dataset"], r["policy"], r["load"]) == (key, dataset, policy, load)
-            and r[field] is not None
-        ]
-        return sum(values) / len(values) if values else math.nan
-
+    mean_of = functools.partial(_load_mean, rows_in)
     table = []
     for key, dataset in cases:
         for policy in LOAD_POLICIES:
@@ -401,6 +393,31 @@ def load_section(results: Row) -> str:
     parts += ["", f"![p99 TTFT against load]({FIGURES['latency']})"]
     top = max(loads)
     parts += ["", f"At {top:g}× load, TTFT (s) and TBT (ms) percentiles:", ""]
+    parts.append(_load_percentiles(mean_of, cases, top))
+    lines = _load_beside_paper(mean_of, cases, top)
+    parts += ["", "\n".join(lines)]
+    return "\n".join(parts)
+
+
+def _load_mean(
+    rows_in: list[Row], key: str, dataset: str, policy: str, load: float, field: str
+) -> float:
+    """The mean over seeds of `field` of one policy at one load on one case (nan if none)."""
+    values = [
+        r[field]
+        for r in rows_in
+        if (r["setting"], r["dataset"], r["policy"], r["load"]) == (key, dataset, policy, load)
+        and r[field] is not None
+    ]
+    return sum(values) / len(values) if values else math.nan
+
+
+LoadMean = Callable[[str, str, str, float, str], float]
+"""`_load_mean` of one results file."""
+
+
+def _load_percentiles(mean_of: LoadMean, cases: list[tuple[str, str]], top: float) -> str:
+    """The TTFT and TBT percentiles of every case and policy at the top load."""
     table = []
     for key, dataset in cases:
         for policy in LOAD_POLICIES:
@@ -412,23 +429,12 @@ def load_section(results: Row) -> str:
                 for q in (50, 90, 99)
             ]
             table.append([key, dataset, _code(policy), *cells])
-    parts.append(
-        _table(
-            [
-                "setting",
-                "data set",
-                "policy",
-                "TTFT p50",
-                "p90",
-                "p99",
-                "TBT p50 (ms)",
-                "p90",
-                "p99",
-            ],
-            table,
-            right_from=3,
-        )
-    )
+    header_row = ["setting", "data set", "policy", "TTFT p50", "p90", "p99", "TBT p50 (ms)"]
+    return _table([*header_row, "p90", "p99"], table, right_from=3)
+
+
+def _load_beside_paper(mean_of: LoadMean, cases: list[tuple[str, str]], top: float) -> list[str]:
+    """SlidingServe's violation rate and p99 TTFT at the top load against QoServe's."""
     lines = [
         f"**Beside the paper.** At {top:g}× load the paper reports SlidingServe's violation rate "
         f"up to {_pct(paper.OVERLOAD_VIOLATION_CUT, False)} below QoServe's, its p50/p90 TTFT "
@@ -452,8 +458,7 @@ def load_section(results: Row) -> str:
                 f"{_pct(min(change))} to {_pct(max(change))}); its p99 TTFT is higher than "
                 f"QoServe's on {tail} of {len(cases)}."
             )
-    parts += ["", "\n".join(lines)]
-    return "\n".join(parts)
+    return lines
 
 
 def burst_section(results: Row) -> str:
@@ -674,18 +679,13 @@ def predictor_section(results: Row) -> str:
     parts = ["## Predictor accuracy (Table 5)", ""]
     parts.append(
         "The 7-feature predictor fitted on 75% of freshly profiled batches of each hardware "
-        "model (`engine/profiling.py`), its error on the other 25%: per scenario (decode-only, "
+        "model (`predictors/profiling.py`), its error on the other 25%: per scenario (decode-only, "
         "prefill-only, mixed batches, and all), and per prefill-size class with its bias "
         "mean(T̂ − y); `< 64` is the small batches."
     )
     groups: dict[str, dict[str, Row]] = {}
     for r in rows_in:
         groups.setdefault(r["hardware"], {})[r["group"]] = r
-
-    def triple(r: Row | None) -> str:
-        if r is None:
-            return "—"
-        return f"{_num(r['mae_ms'], 2)} / {_num(r['rmse_ms'], 2)} / {_num(r['r2'], 3)}"
 
     scenarios = ("all", "decode", "prefill", "mixed")
     table = []
@@ -695,27 +695,13 @@ def predictor_section(results: Row) -> str:
             [
                 hardware,
                 str(by_group["all"]["samples"]),
-                *(triple(by_group.get(g)) for g in scenarios),
+                *(_error_triple(by_group.get(g)) for g in scenarios),
                 f"{note[0]:.2f} / {note[1]:.2f} / > {note[2]:.2f}" if note else "",
             ]
         )
     header_row = ["hardware", "batches", *scenarios, "the paper (all)"]
     parts += ["", "MAE (ms) / RMSE (ms) / R² per scenario:", "", _table(header_row, table), ""]
-    table = []
-    for hardware, by_group in groups.items():
-        cells = []
-        for c in SIZE_CLASSES:
-            group = by_group.get(c)
-            cells.append(
-                f"{_num(group['mae_ms'], 2)} / {_num(group['bias_ms'], 2)}" if group else "—"
-            )
-        table.append([hardware, *cells])
-    parts += [
-        "MAE (ms) / bias (ms) per prefill-size class (tokens of prefill in the batch):",
-        "",
-        _table(["hardware", *SIZE_CLASSES], table),
-        "",
-    ]
+    parts += _size_class_table(groups)
     noted = [k for k in paper.PREDICTOR if k in groups]
     parts.append(
         "**Beside the paper.** It reports an MAE of 2.5–2.7 ms on RTX 3090s, at 10–50 ms "
@@ -735,45 +721,85 @@ def predictor_section(results: Row) -> str:
     return "\n".join(parts)
 
 
+def _error_triple(r: Row | None) -> str:
+    """MAE / RMSE / R² of one group of held-out batches ("—" when there is none)."""
+    if r is None:
+        return "—"
+    return f"{_num(r['mae_ms'], 2)} / {_num(r['rmse_ms'], 2)} / {_num(r['r2'], 3)}"
+
+
+def _size_class_table(groups: dict[str, dict[str, Row]]) -> list[str]:
+    """MAE and bias per prefill-size class, a row per hardware model."""
+    table = []
+    for hardware, by_group in groups.items():
+        cells = []
+        for c in SIZE_CLASSES:
+            group = by_group.get(c)
+            cells.append(
+                f"{_num(group['mae_ms'], 2)} / {_num(group['bias_ms'], 2)}" if group else "—"
+            )
+        table.append([hardware, *cells])
+    return [
+        "MAE (ms) / bias (ms) per prefill-size class (tokens of prefill in the batch):",
+        "",
+        _table(["hardware", *SIZE_CLASSES], table),
+        "",
+    ]
+
+
 def cost_section(results: Row, timings: Row) -> str:
     """The scheduler's CPU cost per decision, against the budget we hold it to
     (`COST_SHARE`), and windows 1–4."""
     rows_in: list[Row] = timings.get("cost", [])
     parts = ["## The scheduler's CPU cost, and windows 1–4", ""]
     if rows_in:
-        first = rows_in[0]
-        parts.append(
-            f"Every decision of a run at the capacity of `{UNIT_POLICY}` ({first['setting']}, "
-            f"{first['dataset']}), each timed {results['config']['cost_repeats']} times and "
-            "the fastest kept; microseconds of one core of this machine (not reproducible: "
-            "`timings.json`). Share: the mean decision against the run's mean iteration."
-        )
-        paths: dict[str, int] = {}
-        for r in rows_in:
-            paths[r["policy"]] = paths.get(r["policy"], 0) + 1
-        shown = [r for r in rows_in if r["path"] != "all" or paths[r["policy"]] > 2]
-        table = [
-            [
-                _code(r["policy"]),
-                r["path"],
-                str(r["decisions"]),
-                _num(r["p50_us"], 0),
-                _num(r["p99_us"], 0),
-                _pct(r["mean_us"] / (1000 * r["iteration_ms"]), False),
-            ]
-            for r in shown
+        parts += _decision_cost(results, rows_in)
+    parts += _window_capacity(results)
+    return "\n".join(parts)
+
+
+def _decision_cost(results: Row, rows_in: list[Row]) -> list[str]:
+    """The cost of a decision per policy and path, and the costliest policy's share."""
+    parts: list[str] = []
+    first = rows_in[0]
+    parts.append(
+        f"Every decision of a run at the capacity of `{UNIT_POLICY}` ({first['setting']}, "
+        f"{first['dataset']}), each timed {results['config']['cost_repeats']} times and "
+        "the fastest kept; microseconds of one core of this machine (not reproducible: "
+        "`timings.json`). Share: the mean decision against the run's mean iteration."
+    )
+    paths: dict[str, int] = {}
+    for r in rows_in:
+        paths[r["policy"]] = paths.get(r["policy"], 0) + 1
+    shown = [r for r in rows_in if r["path"] != "all" or paths[r["policy"]] > 2]
+    table = [
+        [
+            _code(r["policy"]),
+            r["path"],
+            str(r["decisions"]),
+            _num(r["p50_us"], 0),
+            _num(r["p99_us"], 0),
+            _pct(r["mean_us"] / (1000 * r["iteration_ms"]), False),
         ]
-        header_row = ["policy", "path", "decisions", "p50 (µs)", "p99 (µs)", "share"]
-        parts += ["", _table(header_row, table, right_from=2), ""]
-        overall = [r for r in rows_in if r["path"] == "all"]
-        worst = max(overall, key=lambda r: r["mean_us"] / r["iteration_ms"])
-        share = worst["mean_us"] / (1000 * worst["iteration_ms"])
-        parts.append(
-            f"The costliest policy, {_code(worst['policy'])}, spends {_pct(share, False)} of "
-            f"an iteration deciding: {'under' if share < COST_SHARE else 'over'} the "
-            f"{_pct(COST_SHARE, False)} budget we hold it to. Under overload (tens of "
-            "thousands waiting) see `bench/decision.py`."
-        )
+        for r in shown
+    ]
+    header_row = ["policy", "path", "decisions", "p50 (µs)", "p99 (µs)", "share"]
+    parts += ["", _table(header_row, table, right_from=2), ""]
+    overall = [r for r in rows_in if r["path"] == "all"]
+    worst = max(overall, key=lambda r: r["mean_us"] / r["iteration_ms"])
+    share = worst["mean_us"] / (1000 * worst["iteration_ms"])
+    parts.append(
+        f"The costliest policy, {_code(worst['policy'])}, spends {_pct(share, False)} of "
+        f"an iteration deciding: {'under' if share < COST_SHARE else 'over'} the "
+        f"{_pct(COST_SHARE, False)} budget we hold it to. Under overload (tens of "
+        "thousands waiting) see `bench/decision.py`."
+    )
+    return parts
+
+
+def _window_capacity(results: Row) -> list[str]:
+    """Capacity against the SlidingChunker window, and how little it moves."""
+    parts: list[str] = []
     caps = Capacities(results["capacity"])
     cases = [tuple(c) for c in results["config"]["window_cases"]]
     table = []
@@ -806,7 +832,7 @@ def cost_section(results: Row, timings: Row) -> str:
             else "."
         ),
     ]
-    return "\n".join(parts)
+    return parts
 
 
 def render(results: Row, timings: Row) -> str:

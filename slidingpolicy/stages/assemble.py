@@ -26,14 +26,6 @@ def allocations(
     return tuple(batch)
 
 
-def greedy_allocations(
-    decodes: Sequence[Request], queue: Sequence[Request], budget: int
-) -> tuple[Allocation, ...]:
-    """Decodes, then a greedy fill of `budget` prefill tokens down the ordered queue."""
-    chunks = greedy_fill([q.remaining_prefill for q in queue], budget)
-    return allocations(decodes, list(zip(queue, chunks, strict=False)))
-
-
 def assemble(
     admission: Admission,
     prefills: Sequence[tuple[Request, int]],

@@ -11,8 +11,8 @@ import numpy as np
 FEW_SUBSETS = 64
 """Below this many candidate subsets of the largest size, they are compared one by one."""
 
-TIE = 1e-12
-"""Value sums closer than TIE · max(1, Σ values) are equal (the DP's packed key resolves
+VALUE_TIE = 1e-12
+"""Value sums closer than VALUE_TIE · max(1, Σ values) are equal (the DP's packed key resolves
 about as finely)."""
 
 
@@ -40,7 +40,7 @@ def _by_subsets(
     weights: Sequence[int], values: Sequence[float], capacity: int, items: list[int], m: int
 ) -> tuple[int, ...]:
     """The best m-subset of `items` by (Σ value, Σ weight), comparing every one: among the
-    subsets whose Σ value is within TIE of the best, the heaviest (then the most valuable).
+    subsets whose Σ value is within VALUE_TIE of the best, the heaviest (then the most valuable).
 
     Sums of different subsets add their values in different orders, so two equal sums may
     differ in the last bits; they are one value, and eq. 21's weight must decide."""
@@ -52,7 +52,7 @@ def _by_subsets(
     if not ranked:
         return ()
     top = max(value for value, _, _ in ranked)
-    floor = top - TIE * max(1.0, sum(values[i] for i in items))
+    floor = top - VALUE_TIE * max(1.0, sum(values[i] for i in items))
     tied = [(weight, value, subset) for value, weight, subset in ranked if value >= floor]
     return max(tied, key=lambda t: (t[0], t[1]))[2]
 

@@ -1,6 +1,6 @@
 """Latency SLOs: per data set defaults, or QoServe's three tiers; all scaled by `slo_scale`.
 
-Per data set (the project's defaults, SPEC "SLOs"): sharegpt TTFT 3 s / TBT 100 ms, arxiv TTFT
+Per data set (the project's defaults): sharegpt TTFT 3 s / TBT 100 ms, arxiv TTFT
 10 s / TBT 200 ms. The CPU engine's data sets (`workloads.uniform`): chat TTFT 1 s, documents
 TTFT 3 s, both TBT 50 ms, tight enough that a CPU engine's longest steps (a prefill chunk of a
 few hundred tokens beside the decodes) decide who meets them.

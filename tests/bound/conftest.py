@@ -6,11 +6,11 @@ from __future__ import annotations
 from functools import cache
 from pathlib import Path
 
-import slidingpolicy.engine
 from slidingpolicy.bound.cost import IterationCost, iteration_cost
 from slidingpolicy.engine.sweep import HardwareSpec
 from slidingpolicy.hardware import HardwareModel
 from slidingpolicy.hardware.build import QUANTIZED
+from slidingpolicy.predictors import packaged_path
 from slidingpolicy.pricing import LatencyPredictor
 
 HARDWARE = (
@@ -26,8 +26,6 @@ HARDWARE = (
 
 RATE_SCALE = {"rtx3090": 2.0, "a100-80g": 4.0, "h100": 8.0}
 """Requests per second about where each GPU's capacity lies (to aim random rates there)."""
-
-PREDICTORS = Path(slidingpolicy.engine.__file__).parent / "predictors"
 
 
 def base_gpu(spec: HardwareSpec) -> str:
@@ -49,7 +47,7 @@ def cost(spec: HardwareSpec) -> IterationCost:
 
 def predictor_path(spec: HardwareSpec) -> Path:
     """The packaged predictor of the plain roofline under `spec` (no fit needed)."""
-    return PREDICTORS / f"{base_gpu(spec)}-{spec.model}-tp{spec.tp}.json"
+    return packaged_path(base_gpu(spec), spec.model, spec.tp)
 
 
 @cache

@@ -17,7 +17,7 @@ from slidingpolicy import (
     PredictorFormatError,
     default_predictor,
 )
-from slidingpolicy.engine.profiling import DEFAULT_PROFILES, profile, random_batch
+from slidingpolicy.predictors.profiling import DEFAULT_PROFILES, profile, random_batch
 from slidingpolicy.pricing import (
     DECODE,
     MIXED,
@@ -232,10 +232,10 @@ def test_packaged_defaults_are_what_make_default_generates() -> None:
     from importlib import resources
     from pathlib import Path
 
-    from slidingpolicy.engine.profiling import DEFAULT_PROFILES, make_default
-    from slidingpolicy.pricing.defaults import profile_key
+    from slidingpolicy.predictors import profile_key
+    from slidingpolicy.predictors.profiling import DEFAULT_PROFILES, make_default
 
-    folder = Path(str(resources.files("slidingpolicy.engine") / "predictors"))
+    folder = Path(str(resources.files("slidingpolicy.predictors") / "packaged"))
     shipped = {path.stem for path in folder.glob("*.json")}
     assert shipped == {profile_key(*p) for p in DEFAULT_PROFILES}
     probes = profile_batches(300)

@@ -86,7 +86,7 @@ def test_next_token_refuses_what_one_token_cannot_be() -> None:
 
 
 def test_the_default_predictor_is_the_packaged_file() -> None:
-    from slidingpolicy.pricing.defaults import PACKAGED
+    from slidingpolicy.predictors import PACKAGED
 
     assert default_predictor() == LatencyPredictor.load(PACKAGED / "rtx3090-qwen2.5-7b-tp2.json")
 

@@ -11,13 +11,22 @@ import attrs
 from slidingpolicy import default_predictor
 from slidingpolicy.hardware import HardwareModel, build_hardware
 from slidingpolicy.pricing import LatencyPredictor
-from slidingpolicy.records.plan import BatchPlan
+from slidingpolicy.pricing.queue import greedy_fill
+from slidingpolicy.records.plan import Allocation, BatchPlan
 from slidingpolicy.records.request import Request
 from slidingpolicy.records.state import SchedulerState
 from slidingpolicy.stages.admit import admit
-from slidingpolicy.stages.assemble import greedy_allocations
+from slidingpolicy.stages.assemble import allocations
 
 HARDWARE = (("rtx3090", "qwen2.5-7b", 2), ("a100-80g", "llama3-8b", 1))
+
+
+def greedy_allocations(
+    decodes: Sequence[Request], queue: Sequence[Request], budget: int
+) -> tuple[Allocation, ...]:
+    """Decodes, then a greedy fill of `budget` prefill tokens down the ordered queue."""
+    chunks = greedy_fill([q.remaining_prefill for q in queue], budget)
+    return allocations(decodes, list(zip(queue, chunks, strict=False)))
 
 
 @attrs.frozen(slots=True)

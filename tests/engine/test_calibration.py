@@ -10,9 +10,10 @@ import attrs
 import pytest
 
 from slidingpolicy import default_predictor
-from slidingpolicy.engine import HardwareSpec, calibration
-from slidingpolicy.engine.calibration import calibrated, fingerprint
+from slidingpolicy.engine import HardwareSpec
 from slidingpolicy.hardware import QuantizedRooflineModel, build_hardware
+from slidingpolicy.predictors import calibration
+from slidingpolicy.predictors.calibration import calibrated, fingerprint
 from slidingpolicy.pricing import LatencyPredictor, Sample, fit_predictor
 
 

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from slidingpolicy import default_predictor
-from slidingpolicy.engine.profiling import profile
 from slidingpolicy.hardware import default_hardware
+from slidingpolicy.predictors.profiling import profile
 from slidingpolicy.pricing import evaluate
 
 

@@ -11,7 +11,7 @@ import pytest
 
 from slidingpolicy.cli import main
 from slidingpolicy.engine.sweep import run
-from slidingpolicy.pricing.defaults import packaged_path
+from slidingpolicy.predictors import packaged_path
 from slidingpolicy.replay.fidelity import (
     Simulation,
     policy_of,

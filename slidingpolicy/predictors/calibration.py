@@ -12,7 +12,7 @@ is a hash of
 - the hardware model's content: its type and every field it was built from (GPU, model shape,
   TP, efficiencies, noise, tiles, measured grid and seconds), and
 - the calibration and hardware code (every module of `slidingpolicy.pricing` and
-  `slidingpolicy.hardware`, and `slidingpolicy.engine.profiling`), so that a change to any
+  `slidingpolicy.hardware`, and `slidingpolicy.predictors.profiling`), so that a change to any
   of them refits rather than reuses.
 
 The folder is $SLIDINGPOLICY_CACHE, else $XDG_CACHE_HOME/slidingpolicy, else
@@ -28,29 +28,27 @@ import json
 import os
 import tempfile
 import warnings
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any, cast
 
 import attrs
 import numpy as np
 
-import slidingpolicy.engine.profiling
 import slidingpolicy.hardware
+import slidingpolicy.predictors.profiling
 import slidingpolicy.pricing
-from slidingpolicy.engine.profiling import (
+from slidingpolicy.errors import SlidingPolicyError
+from slidingpolicy.hardware import HardwareModel
+from slidingpolicy.predictors import default_predictor
+from slidingpolicy.predictors.profiling import (
     DEFAULT_PROFILES,
     DEFAULT_SAMPLES,
     DEFAULT_SEED,
     profile,
 )
-from slidingpolicy.errors import SlidingPolicyError
-from slidingpolicy.hardware import HardwareModel
 from slidingpolicy.pricing import LatencyPredictor
-from slidingpolicy.pricing.defaults import default_predictor
 from slidingpolicy.pricing.fit import fit_predictor
-
-if TYPE_CHECKING:
-    from slidingpolicy.engine.sweep import HardwareSpec
 
 CACHE_ENV = "SLIDINGPOLICY_CACHE"
 
@@ -65,12 +63,14 @@ def cache_dir() -> Path:
     return base / "slidingpolicy" / "predictors"
 
 
-def predictor_for(spec: HardwareSpec) -> LatencyPredictor:
-    """The packaged predictor of a plain roofline that has one; else `calibrated`."""
-    packaged = (spec.gpu, spec.model, spec.tp) in DEFAULT_PROFILES
-    if spec.profile is None and packaged:
-        return default_predictor(spec.gpu, spec.model, spec.tp)
-    return calibrated(spec.build())
+def predictor_for(
+    gpu: str, model: str, tp: int, build: Callable[[], HardwareModel], plain: bool = True
+) -> LatencyPredictor:
+    """The packaged predictor of a plain roofline (`plain`: no profile CSV) that has one; else
+    `calibrated` on the hardware `build` makes."""
+    if plain and (gpu, model, tp) in DEFAULT_PROFILES:
+        return default_predictor(gpu, model, tp)
+    return calibrated(build())
 
 
 def calibrated(hardware: HardwareModel, folder: Path | None = None) -> LatencyPredictor:
@@ -132,7 +132,7 @@ def _plain(_: object, __: object, value: Any) -> Any:
 def _code_digest() -> str:
     """A hash of the source of the pricing and hardware packages and of the profiler."""
     digest = hashlib.sha256()
-    sources = [Path(slidingpolicy.engine.profiling.__file__)]
+    sources = [Path(slidingpolicy.predictors.profiling.__file__)]
     for package in (slidingpolicy.pricing, slidingpolicy.hardware):
         sources += Path(package.__file__ or "").parent.glob("*.py")
     for source in sorted(sources):

@@ -1,7 +1,11 @@
-"""The packaged default predictors, loadable without the engine's simulator.
+"""The predictors of the built-in hardware: the packaged defaults (`packaged/`, one JSON file per
+profile), how they are made (`profiling`: calibration batches sampled from a hardware model), and
+the predictor of any other hardware, fitted on first use and cached (`calibration`).
 
-The files under `engine/predictors/` are written by `slidingpolicy fit --hardware …`
-(`engine.profiling.make_default`) from the roofline model with a fixed seed.
+This package sits above `pricing` (the predictor) and `hardware` (the models it is fitted on);
+the policy library below never imports it. The packaged files are written by
+`slidingpolicy fit --hardware …` (`profiling.make_default`) from the roofline model with a fixed
+seed, never edited by hand.
 """
 
 from __future__ import annotations
@@ -11,7 +15,7 @@ from pathlib import Path
 from slidingpolicy import _validate
 from slidingpolicy.pricing.model import LatencyPredictor
 
-PACKAGED = Path(__file__).resolve().parent.parent / "engine" / "predictors"
+PACKAGED = Path(__file__).resolve().parent / "packaged"
 """The folder of the packaged default predictors."""
 
 
@@ -38,6 +42,6 @@ def default_predictor(
     path = packaged_path(gpu, model, tp)
     if path.is_file():
         return LatencyPredictor.load(path)
-    from slidingpolicy.engine.profiling import make_default  # the engine, only when needed
+    from slidingpolicy.predictors.profiling import make_default  # the hardware, only when needed
 
     return make_default(gpu, model, tp)

@@ -1,0 +1,77 @@
+"""The import graph points only down: every `slidingpolicy` import of a module, at the top or
+inside a function, lazy or under TYPE_CHECKING, names a module of a lower layer (or of its own
+package). Read from the source's syntax tree, so an import the tests never execute counts too.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parent.parent / "slidingpolicy"
+
+CORE = {
+    "_version": 0,
+    "errors": 0,
+    "_validate": 1,
+    "_arrays": 1,
+    "_io": 1,
+    "records": 2,
+    "pricing": 3,
+    "stages": 4,
+    "invariants": 4,
+    "codec": 4,
+    "policy": 5,
+    "policies": 6,
+}
+"""The policy library, its layers from the bottom: the records, the predictor, the stages that
+build a plan, the policies made of them."""
+
+ABOVE_CORE = {"step_trace": 7, "hardware": 8, "predictors": 9}
+"""What the engine stands on: the hardware models and the predictors fitted on them (packaged,
+profiled, calibrated and cached)."""
+
+LAYERS = {**CORE, **ABOVE_CORE}
+
+
+def _imported(tree: ast.AST) -> set[str]:
+    """The `slidingpolicy` subpackage or module (first name under it) of every import."""
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            if node.module == "slidingpolicy":
+                names |= {f"slidingpolicy.{a.name}" for a in node.names}
+            else:
+                names.add(node.module)
+    return {n.split(".")[1] for n in names if n.startswith("slidingpolicy.")}
+
+
+def _modules(top: str) -> list[Path]:
+    """The source files of a top-level module or package of `slidingpolicy`."""
+    folder = PACKAGE / top
+    return sorted(folder.rglob("*.py")) if folder.is_dir() else [PACKAGE / f"{top}.py"]
+
+
+@pytest.mark.parametrize("top", sorted(LAYERS))
+def test_every_import_points_down(top: str) -> None:
+    upward = {
+        f"{path.relative_to(PACKAGE.parent)} imports slidingpolicy.{name}"
+        for path in _modules(top)
+        for name in _imported(ast.parse(path.read_text(), str(path)))
+        if name != top and LAYERS.get(name, len(LAYERS) + 1) >= LAYERS[top]
+    }
+    assert not upward, sorted(upward)
+
+
+def test_the_layers_name_every_module_they_cover() -> None:
+    assert all(_modules(top)[0].is_file() for top in LAYERS)
+
+
+def test_an_upward_import_is_seen_even_inside_a_function() -> None:
+    source = "def f():\n    from slidingpolicy.engine.simulator import simulate\n"
+    assert _imported(ast.parse(source)) == {"engine"}
+    assert _imported(ast.parse("from slidingpolicy import _validate")) == {"_validate"}

@@ -100,6 +100,18 @@ def _search(
     return passing, failing
 
 
+def _check_search(start: float, precision: float) -> None:
+    """A search's first rate within the rates a search explores, and a positive precision."""
+    if not MIN_RATE <= _validate.positive("capacity search", "start", start) <= MAX_RATE:
+        raise InvalidRecordError(
+            "capacity search",
+            "start",
+            f"={start:g} must be between {MIN_RATE:g} and {MAX_RATE:g} req/s, the rates a search "
+            "explores",
+        )
+    _validate.positive("capacity search", "precision", precision)
+
+
 def capacities(
     bases: Sequence[RunSpec],
     start: float = 1.0,
@@ -120,14 +132,7 @@ def capacities(
     `on_round` is told the (policy, rate) trials of each round before they run; `on_trial`
     gets each trial's summary once it ran (its engine figures: timings).
     """
-    if not MIN_RATE <= _validate.positive("capacity search", "start", start) <= MAX_RATE:
-        raise InvalidRecordError(
-            "capacity search",
-            "start",
-            f"={start:g} must be between {MIN_RATE:g} and {MAX_RATE:g} req/s, the rates a search "
-            "explores",
-        )
-    _validate.positive("capacity search", "precision", precision)
+    _check_search(start, precision)
     prior = [list(t) for t in known] if known is not None else [[] for _ in bases]
     searches = [_search(start, precision, target, 1, p) for p in prior]
     trials: list[list[Trial]] = [list(p) for p in prior]

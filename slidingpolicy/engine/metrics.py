@@ -447,20 +447,10 @@ def summarize(
     c = log.columns
     result = outcome(log)
     n = int(c.arrival.size)
-    produced = log.generated > 0
-    plain, gaps, weights = log.gaps()
     span = end - float(c.arrival[0]) if n else 0.0
     output_tokens = int(log.generated.sum())
     abs_error, signed_error, count = predictor_errors
-    ttft = Stats.of(result.ttft[produced])
-    late = result.ttft[produced & ~result.ttft_attained]
-    itl = _gap_stats(plain, gaps, weights)
-    ended = result.completed
-    e2e = Stats.of(result.finish[ended] - c.arrival[ended])
-    several = ended & (log.generated >= 2)
-    tpot = Stats.of(
-        (result.finish[several] - (c.arrival + result.ttft)[several]) / (log.generated[several] - 1)
-    )
+    ttft, itl, tpot, e2e, late = _latencies(log, result)
     attained = float(result.attained.sum())
     return Metrics(
         requests=n,
@@ -499,6 +489,26 @@ def summarize(
         goodput=attained / span if span > 0 else math.nan,
         late_ttft_p99=percentile(late, 99),
         late_ttft_max=float(late.max()) if late.size else math.nan,
+    )
+
+
+def _latencies(
+    log: TokenLog, result: RequestOutcome
+) -> tuple[Stats, Stats, Stats, Stats, FloatArray]:
+    """The TTFT, ITL (TBT), TPOT and end-to-end statistics, and the late requests' TTFTs."""
+    c = log.columns
+    produced = log.generated > 0
+    ended = result.completed
+    several = ended & (log.generated >= 2)
+    tpot = Stats.of(
+        (result.finish[several] - (c.arrival + result.ttft)[several]) / (log.generated[several] - 1)
+    )
+    return (
+        Stats.of(result.ttft[produced]),
+        _gap_stats(*log.gaps()),
+        tpot,
+        Stats.of(result.finish[ended] - c.arrival[ended]),
+        result.ttft[produced & ~result.ttft_attained],
     )
 
 

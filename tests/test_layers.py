@@ -18,18 +18,20 @@ CORE = {
     "_validate": 1,
     "_arrays": 1,
     "_io": 1,
+    "_parse": 1,
     "records": 2,
-    "pricing": 3,
-    "stages": 4,
-    "invariants": 4,
-    "codec": 4,
-    "policy": 5,
-    "policies": 6,
+    "_arguments": 3,
+    "pricing": 4,
+    "stages": 5,
+    "invariants": 5,
+    "codec": 5,
+    "policy": 6,
+    "policies": 7,
 }
-"""The policy library, its layers from the bottom: the records, the predictor, the stages that
-build a plan, the policies made of them."""
+"""The policy library, its layers from the bottom: parsing and argument checks, the records, the
+predictor, the stages that build a plan, the policies made of them."""
 
-ABOVE_CORE = {"step_trace": 7, "hardware": 8, "predictors": 9}
+ABOVE_CORE = {"step_trace": 8, "hardware": 9, "predictors": 10}
 """What the engine stands on: the hardware models and the predictors fitted on them (packaged,
 profiled, calibrated and cached)."""
 

@@ -1,6 +1,7 @@
 """`simulate --timeline`: the trace, loaded back, is the run: every iteration a batch event
 with its predicted and actual latency, every request's chunks and tokens, and a miss marked
-exactly where a request was late; recording it changes nothing in the run."""
+exactly where a request was late; spans on a track nest or follow one another as a viewer
+reads them; recording it changes nothing in the run."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ from itertools import pairwise
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from slidingpolicy import by_name
 from slidingpolicy.engine import EngineOptions, simulate
@@ -101,6 +104,52 @@ def test_each_request_shows_its_chunks_and_tokens(
             assert prefill == request.prompt_tokens
         generated = int(output.outcome.generated[i])
         assert decoded == max(generated - 1, 0) or output.outcome.preemptions[i] > 0
+
+
+def _ns(microseconds: float) -> int:
+    """A trace time as Perfetto's JSON importer reads it: llround(µs × 1000) nanoseconds."""
+    return round(microseconds * 1000)
+
+
+def _spans_by_track(trace: dict[str, Any]) -> dict[tuple[int, int], list[tuple[int, int]]]:
+    """Each track's complete events as [start, end) in the viewer's nanoseconds, by start."""
+    spans: dict[tuple[int, int], list[tuple[int, int]]] = defaultdict(list)
+    for e in trace["traceEvents"]:
+        if e["ph"] == "X":
+            start = _ns(e["ts"])
+            spans[(e["pid"], e["tid"])].append((start, start + _ns(e["dur"])))
+    return {track: sorted(mine) for track, mine in spans.items()}
+
+
+def test_spans_on_a_track_follow_one_another_as_a_viewer_reads_them(
+    traced: tuple[Workload, RunOutput, dict[str, Any]],
+) -> None:
+    """Perfetto drops a complete event that overlaps the one before it on its track, even by a
+    nanosecond: back-to-back iterations and a request's consecutive spans must abut exactly."""
+    _, _, trace = traced
+    for track, spans in _spans_by_track(trace).items():
+        for before, after in pairwise(spans):
+            assert after[0] >= before[1], (track, before, after)
+
+
+@given(
+    st.floats(0.0, 1e4),
+    st.lists(st.floats(1e-4, 10.0), min_size=2, max_size=30),
+)
+def test_back_to_back_iterations_abut_to_the_nanosecond(offset: float, gaps: list[float]) -> None:
+    """Whatever the times, each iteration starts on the nanosecond the one before it ends, and
+    the request's decode span covers them exactly."""
+    workload = make_workload("mixed-v1", 1, Poisson(1.0), seed=0)
+    timeline = Timeline(workload)
+    start = workload.requests[0].arrival + offset
+    times = [start + sum(gaps[: k + 1]) for k in range(len(gaps))]
+    timeline.decode_run(start, times, [0], [1])
+    batches = _spans_by_track(timeline.document())[(BATCHES, 0)]
+    assert len(batches) == len(times)
+    for before, after in pairwise(batches):
+        assert after[0] == before[1]
+    (decode,) = _spans_by_track(timeline.document())[(REQUESTS, 0)]
+    assert decode == (batches[0][0], batches[-1][1])
 
 
 def test_a_miss_is_marked_exactly_on_the_requests_that_were_late(

@@ -2,7 +2,9 @@
 
 `Timeline` is handed to `simulate` and told every iteration the engine runs; `document()` is
 the trace, which `chrome://tracing` and the Perfetto UI (ui.perfetto.dev, "Open trace file")
-open. Times are microseconds from the first arrival. Two processes:
+open. Times are microseconds from the first arrival, each a whole number of nanoseconds, so
+back-to-back spans abut exactly as a viewer reads them (Perfetto rounds µs × 1000 to integer
+nanoseconds and drops a span that overlaps the one before it on its track). Two processes:
 
 - **batches** (pid 1): one complete event ("X") per iteration, named after the plan's path
   (`chunker`, `constructor`, a baseline's name, or `decode run` for the decode-only
@@ -34,8 +36,10 @@ from slidingpolicy.workloads import Workload
 
 BATCHES, REQUESTS = 1, 2
 """The trace's two processes."""
-US = 1e6
-"""Microseconds per second: the trace's time unit."""
+NS = 1e9
+"""Nanoseconds per second: every time is rounded to a whole nanosecond from the first arrival."""
+NS_PER_US = 1e3
+"""Nanoseconds per microsecond: the trace's time unit is the microsecond."""
 
 
 class Timeline:
@@ -54,18 +58,24 @@ class Timeline:
         self._decoding: dict[int, list[float]] = {}
         """Open decode spans: request → [start, end, tokens]."""
 
+    def _ns(self, seconds: float) -> int:
+        return round((seconds - self._origin) * NS)
+
     def _us(self, seconds: float) -> float:
-        return round((seconds - self._origin) * US, 3) + 0.0
+        return self._ns(seconds) / NS_PER_US
 
     def _span(self, pid: int, tid: int, name: str, start: float, end: float, **args: Any) -> None:
+        """A complete event: its end, ts + dur, is `end` to the nanosecond, as the next span's
+        start is."""
+        begin = self._ns(start)
         self.events.append(
             {
                 "ph": "X",
                 "pid": pid,
                 "tid": tid,
                 "name": name,
-                "ts": self._us(start),
-                "dur": round((end - start) * US, 3) + 0.0,
+                "ts": begin / NS_PER_US,
+                "dur": (self._ns(end) - begin) / NS_PER_US,
                 "args": args,
             }
         )

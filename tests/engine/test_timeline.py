@@ -62,6 +62,29 @@ def test_a_track_per_request_and_one_for_batches(
     assert [names[(REQUESTS, i)] for i in range(len(workload))] == [r.id for r in workload.requests]
 
 
+def _thread(event: dict[str, Any]) -> tuple[int, int]:
+    """An event's (pid, tid) as Perfetto's JSON importer reads it: tid 0 is the process's main
+    thread, whose tid is the pid."""
+    return event["pid"], event["tid"] or event["pid"]
+
+
+def test_each_track_is_one_thread_as_perfetto_reads_them(
+    traced: tuple[Workload, RunOutput, dict[str, Any]],
+) -> None:
+    """No two tracks fall on one thread in the viewer (request 0 on thread 0 would share the
+    track of the request whose index is the requests' pid), and every event is on a named one."""
+    workload, _, trace = traced
+    events = trace["traceEvents"]
+    names: dict[tuple[int, int], list[str]] = defaultdict(list)
+    for e in events:
+        if e["ph"] == "M" and e["name"] == "thread_name":
+            names[_thread(e)].append(e["args"]["name"])
+    shared = {thread: named for thread, named in names.items() if len(named) > 1}
+    assert not shared
+    assert len(names) == len(workload) + 1
+    assert all(_thread(e) in names for e in events if e["ph"] in "Xi")
+
+
 def test_every_iteration_is_a_batch_with_its_latencies(
     traced: tuple[Workload, RunOutput, dict[str, Any]],
 ) -> None:

@@ -10,11 +10,11 @@ nanoseconds and drops a span that overlaps the one before it on its track). Two 
   (`chunker`, `constructor`, a baseline's name, or `decode run` for the decode-only
   iterations the engine advances in closed form), with its tokens, requests and the
   predicted and actual latency in `args`; and a counter ("C") of both latencies, in ms.
-- **requests** (pid 2): a thread per request (in workload order): `queued` from its arrival
-  to its first chunk, one event per prefill chunk, and its decode tokens as spans of
-  back-to-back iterations (`decode ×N`); an instant event ("i") marks each deadline miss:
-  a token produced after its eq. 1 deadline a + L_ttft + (k − 1)·L_tbt where the token before
-  it was on time (the first late token of each late stretch).
+- **requests** (pid 2): a thread per request (in workload order, tid 1 + its index):
+  `queued` from its arrival to its first chunk, one event per prefill chunk, and its decode
+  tokens as spans of back-to-back iterations (`decode ×N`); an instant event ("i") marks each
+  deadline miss: a token produced after its eq. 1 deadline a + L_ttft + (k − 1)·L_tbt where
+  the token before it was on time (the first late token of each late stretch).
 
 A preempted request's recompute shows as further prefill chunks; its time waiting again is
 not drawn as `queued`.
@@ -36,6 +36,10 @@ from slidingpolicy.workloads import Workload
 
 BATCHES, REQUESTS = 1, 2
 """The trace's two processes."""
+FIRST_TID = 1
+"""Each process's first thread: the batches are thread 1, request i thread 1 + i. Perfetto reads
+thread 0 as its process's main thread (tid = pid), which would merge request 0's track into
+that of the request whose thread number is the requests' pid."""
 NS = 1e9
 """Nanoseconds per second: every time is rounded to a whole nanosecond from the first arrival."""
 NS_PER_US = 1e3
@@ -90,7 +94,7 @@ class Timeline:
                     "ph": "i",
                     "s": "t",
                     "pid": REQUESTS,
-                    "tid": i,
+                    "tid": FIRST_TID + i,
                     "name": "deadline miss",
                     "ts": self._us(when),
                     "args": {"token": k, "late_ms": round(lateness * 1e3, 3)},
@@ -110,12 +114,14 @@ class Timeline:
     def _close(self, i: int) -> None:
         span = self._decoding.pop(i, None)
         if span is not None:
-            self._span(REQUESTS, i, f"decode ×{int(span[2])}", span[0], span[1], tokens=span[2])
+            self._span(
+                REQUESTS, FIRST_TID + i, f"decode ×{int(span[2])}", span[0], span[1], tokens=span[2]
+            )
 
     def _queued(self, i: int, start: float) -> None:
         if not self._started[i]:
             self._started[i] = True
-            self._span(REQUESTS, i, "queued", self._arrival[i], start)
+            self._span(REQUESTS, FIRST_TID + i, "queued", self._arrival[i], start)
 
     def batch(
         self,
@@ -138,7 +144,7 @@ class Timeline:
             self._queued(i, start)
             if p:
                 self._close(i)
-                self._span(REQUESTS, i, f"prefill {c}", start, end, tokens=c)
+                self._span(REQUESTS, FIRST_TID + i, f"prefill {c}", start, end, tokens=c)
             else:
                 self._decode(i, start, end, 1)
             if new:
@@ -182,7 +188,7 @@ class Timeline:
         predicted_ms = None if predicted is None else round(predicted * 1e3, 6)
         self._span(
             BATCHES,
-            0,
+            FIRST_TID,
             name,
             start,
             end,
@@ -211,14 +217,14 @@ class Timeline:
             self._close(i)
         names = [
             _meta("process_name", BATCHES, 0, {"name": "batches"}),
-            _meta("thread_name", BATCHES, 0, {"name": "iterations"}),
+            _meta("thread_name", BATCHES, FIRST_TID, {"name": "iterations"}),
             _meta("process_name", REQUESTS, 0, {"name": "requests"}),
             _meta("process_sort_index", BATCHES, 0, {"sort_index": 0}),
             _meta("process_sort_index", REQUESTS, 0, {"sort_index": 1}),
         ]
         for i, rid in enumerate(self.ids):
-            names.append(_meta("thread_name", REQUESTS, i, {"name": rid}))
-            names.append(_meta("thread_sort_index", REQUESTS, i, {"sort_index": i}))
+            names.append(_meta("thread_name", REQUESTS, FIRST_TID + i, {"name": rid}))
+            names.append(_meta("thread_sort_index", REQUESTS, FIRST_TID + i, {"sort_index": i}))
         return {
             "displayTimeUnit": "ms",
             "otherData": {"title": title},

@@ -18,7 +18,7 @@ from slidingpolicy import by_name
 from slidingpolicy.engine import EngineOptions, simulate
 from slidingpolicy.engine.simulator import RunOutput
 from slidingpolicy.engine.sweep import HardwareSpec
-from slidingpolicy.engine.timeline import BATCHES, REQUESTS, Timeline
+from slidingpolicy.engine.timeline import BATCHES, FIRST_TID, REQUESTS, Timeline
 from slidingpolicy.workloads import Poisson, Workload, make_workload
 
 HARDWARE = HardwareSpec()
@@ -58,8 +58,10 @@ def test_a_track_per_request_and_one_for_batches(
         for e in trace["traceEvents"]
         if e["ph"] == "M" and e["name"] == "thread_name"
     }
-    assert names[(BATCHES, 0)] == "iterations"
-    assert [names[(REQUESTS, i)] for i in range(len(workload))] == [r.id for r in workload.requests]
+    assert names[(BATCHES, FIRST_TID)] == "iterations"
+    assert [names[(REQUESTS, FIRST_TID + i)] for i in range(len(workload))] == [
+        r.id for r in workload.requests
+    ]
 
 
 def _thread(event: dict[str, Any]) -> tuple[int, int]:
@@ -112,7 +114,7 @@ def test_each_request_shows_its_chunks_and_tokens(
     spans: dict[int, list[dict[str, Any]]] = defaultdict(list)
     for e in trace["traceEvents"]:
         if e["ph"] == "X" and e["pid"] == REQUESTS:
-            spans[e["tid"]].append(e)
+            spans[e["tid"] - FIRST_TID].append(e)
     for i, request in enumerate(workload.requests):
         mine = spans[i]
         assert mine[0]["name"] == "queued"
@@ -167,11 +169,11 @@ def test_back_to_back_iterations_abut_to_the_nanosecond(offset: float, gaps: lis
     start = workload.requests[0].arrival + offset
     times = [start + sum(gaps[: k + 1]) for k in range(len(gaps))]
     timeline.decode_run(start, times, [0], [1])
-    batches = _spans_by_track(timeline.document())[(BATCHES, 0)]
+    batches = _spans_by_track(timeline.document())[(BATCHES, FIRST_TID)]
     assert len(batches) == len(times)
     for before, after in pairwise(batches):
         assert after[0] == before[1]
-    (decode,) = _spans_by_track(timeline.document())[(REQUESTS, 0)]
+    (decode,) = _spans_by_track(timeline.document())[(REQUESTS, FIRST_TID)]
     assert decode == (batches[0][0], batches[-1][1])
 
 
@@ -179,7 +181,7 @@ def test_a_miss_is_marked_exactly_on_the_requests_that_were_late(
     traced: tuple[Workload, RunOutput, dict[str, Any]],
 ) -> None:
     _, output, trace = traced
-    missed = {e["tid"] for e in trace["traceEvents"] if e["ph"] == "i"}
+    missed = {e["tid"] - FIRST_TID for e in trace["traceEvents"] if e["ph"] == "i"}
     late = {i for i, x in enumerate(output.outcome.max_lateness.tolist()) if x > 0}
     assert late, "the run has misses to mark"
     assert missed == late

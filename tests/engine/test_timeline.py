@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 from itertools import pairwise
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -175,6 +176,19 @@ def test_back_to_back_iterations_abut_to_the_nanosecond(offset: float, gaps: lis
         assert after[0] == before[1]
     (decode,) = _spans_by_track(timeline.document())[(REQUESTS, FIRST_TID)]
     assert decode == (batches[0][0], batches[-1][1])
+
+
+def test_names_are_written_as_text_not_escapes(tmp_path: Path) -> None:
+    """Perfetto shows a JSON escape as written ("decode \\u00d7N"): the file is UTF-8 text."""
+    workload = make_workload("mixed-v1", 1, Poisson(1.0), seed=0)
+    timeline = Timeline(workload)
+    start = workload.requests[0].arrival
+    timeline.decode_run(start, [start + 0.1, start + 0.2], [0], [1])
+    path = tmp_path / "run.json"
+    timeline.write(path)
+    text = path.read_text(encoding="utf-8")
+    assert '"decode ×2"' in text
+    assert "\\u" not in text
 
 
 def test_a_miss_is_marked_exactly_on_the_requests_that_were_late(

@@ -232,8 +232,10 @@ class Timeline:
         }
 
     def write(self, path: Path, title: str = "slidingpolicy run") -> None:
-        """`document(title)` as JSON at `path`, atomically."""
-        write_text(path, json.dumps(self.document(title), separators=(",", ":")) + "\n")
+        """`document(title)` as UTF-8 JSON at `path`, atomically: names as text, not \\u escapes
+        (Perfetto shows an escape as written)."""
+        document = json.dumps(self.document(title), separators=(",", ":"), ensure_ascii=False)
+        write_text(path, document + "\n")
 
 
 def _meta(name: str, pid: int, tid: int, args: dict[str, Any]) -> dict[str, Any]:

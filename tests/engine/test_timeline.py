@@ -88,6 +88,22 @@ def test_each_track_is_one_thread_as_perfetto_reads_them(
     assert all(_thread(e) in names for e in events if e["ph"] in "Xi")
 
 
+def test_requests_keep_their_order_in_perfetto(
+    traced: tuple[Workload, RunOutput, dict[str, Any]],
+) -> None:
+    """Perfetto lists a process's main thread (tid = pid) first, whatever its sort index, and
+    reads one tid in two processes as one thread moving: no request is its process's main
+    thread, and each thread number is used by one process."""
+    _, _, trace = traced
+    threads = {
+        (e["pid"], e["tid"])
+        for e in trace["traceEvents"]
+        if e["ph"] == "M" and e["name"] == "thread_name"
+    }
+    assert all(tid != REQUESTS for pid, tid in threads if pid == REQUESTS)
+    assert len({tid for _, tid in threads}) == len(threads)
+
+
 def test_every_iteration_is_a_batch_with_its_latencies(
     traced: tuple[Workload, RunOutput, dict[str, Any]],
 ) -> None:

@@ -6,11 +6,11 @@ open. Times are microseconds from the first arrival, each a whole number of nano
 back-to-back spans abut exactly as a viewer reads them (Perfetto rounds µs × 1000 to integer
 nanoseconds and drops a span that overlaps the one before it on its track). Two processes:
 
-- **batches** (pid 1): one complete event ("X") per iteration, named after the plan's path
+- **batches** (pid 1, tid 1): one complete event ("X") per iteration, named after the plan's path
   (`chunker`, `constructor`, a baseline's name, or `decode run` for the decode-only
   iterations the engine advances in closed form), with its tokens, requests and the
   predicted and actual latency in `args`; and a counter ("C") of both latencies, in ms.
-- **requests** (pid 2): a thread per request (in workload order, tid 1 + its index):
+- **requests** (pid 2): a thread per request (in workload order, tid FIRST_TID + its index):
   `queued` from its arrival to its first chunk, one event per prefill chunk, and its decode
   tokens as spans of back-to-back iterations (`decode ×N`); an instant event ("i") marks each
   deadline miss: a token produced after its eq. 1 deadline a + L_ttft + (k − 1)·L_tbt where
@@ -36,10 +36,12 @@ from slidingpolicy.workloads import Workload
 
 BATCHES, REQUESTS = 1, 2
 """The trace's two processes."""
-FIRST_TID = 1
-"""Each process's first thread: the batches are thread 1, request i thread 1 + i. Perfetto reads
-thread 0 as its process's main thread (tid = pid), which would merge request 0's track into
-that of the request whose thread number is the requests' pid."""
+ITERATIONS = BATCHES
+"""The batches' one thread, its process's main thread (tid = pid)."""
+FIRST_TID = REQUESTS + 1
+"""Request i is thread FIRST_TID + i. Perfetto reads thread 0 as its process's main thread
+(tid = pid), lists a process's main thread first whatever its sort index, and reads one tid in
+two processes as one thread: so no request is thread 0, a process's number or the batches'."""
 NS = 1e9
 """Nanoseconds per second: every time is rounded to a whole nanosecond from the first arrival."""
 NS_PER_US = 1e3
@@ -188,7 +190,7 @@ class Timeline:
         predicted_ms = None if predicted is None else round(predicted * 1e3, 6)
         self._span(
             BATCHES,
-            FIRST_TID,
+            ITERATIONS,
             name,
             start,
             end,
@@ -217,7 +219,7 @@ class Timeline:
             self._close(i)
         names = [
             _meta("process_name", BATCHES, 0, {"name": "batches"}),
-            _meta("thread_name", BATCHES, FIRST_TID, {"name": "iterations"}),
+            _meta("thread_name", BATCHES, ITERATIONS, {"name": "iterations"}),
             _meta("process_name", REQUESTS, 0, {"name": "requests"}),
             _meta("process_sort_index", BATCHES, 0, {"sort_index": 0}),
             _meta("process_sort_index", REQUESTS, 0, {"sort_index": 1}),

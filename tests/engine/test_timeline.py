@@ -19,7 +19,7 @@ from slidingpolicy import by_name
 from slidingpolicy.engine import EngineOptions, simulate
 from slidingpolicy.engine.simulator import RunOutput
 from slidingpolicy.engine.sweep import HardwareSpec
-from slidingpolicy.engine.timeline import BATCHES, FIRST_TID, REQUESTS, Timeline
+from slidingpolicy.engine.timeline import BATCHES, FIRST_TID, ITERATIONS, REQUESTS, Timeline
 from slidingpolicy.workloads import Poisson, Workload, make_workload
 
 HARDWARE = HardwareSpec()
@@ -59,7 +59,7 @@ def test_a_track_per_request_and_one_for_batches(
         for e in trace["traceEvents"]
         if e["ph"] == "M" and e["name"] == "thread_name"
     }
-    assert names[(BATCHES, FIRST_TID)] == "iterations"
+    assert names[(BATCHES, ITERATIONS)] == "iterations"
     assert [names[(REQUESTS, FIRST_TID + i)] for i in range(len(workload))] == [
         r.id for r in workload.requests
     ]
@@ -186,7 +186,7 @@ def test_back_to_back_iterations_abut_to_the_nanosecond(offset: float, gaps: lis
     start = workload.requests[0].arrival + offset
     times = [start + sum(gaps[: k + 1]) for k in range(len(gaps))]
     timeline.decode_run(start, times, [0], [1])
-    batches = _spans_by_track(timeline.document())[(BATCHES, FIRST_TID)]
+    batches = _spans_by_track(timeline.document())[(BATCHES, ITERATIONS)]
     assert len(batches) == len(times)
     for before, after in pairwise(batches):
         assert after[0] == before[1]

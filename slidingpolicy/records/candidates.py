@@ -16,6 +16,7 @@ has not started its prefill is shown only when its prompt fits in `fit` tokens.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from operator import attrgetter
 from typing import Literal
 
 import attrs
@@ -29,29 +30,24 @@ from slidingpolicy.records.request import Request
 from slidingpolicy.records.tree import Key, Node
 
 Kind = Literal["remaining", "deadline", "due", "arrival"]
-"""A key order of an index: (r_i, a_i, id), (d_i, a_i, id), (d_i, r_i, a_i, id) or (a_i, id)."""
+"""A key order of an index: (r_i, a_i, id), (d_i, a_i, id), (d_i, r_i, a_i, id) or (a_i, id).
+The keys below are the one definition of the library's orders (the sorts of `stages.order`
+and the baselines use them, and MLPS's key ends with one of them), each an `attrgetter`: a
+key is read for every request an order compares."""
 
 
-def remaining_key(request: Request) -> Key:
-    """(r_i, a_i, id): MLPS's order inside a level (eq. 15)."""
-    return (request.remaining_prefill, request.arrival, request.id)
+remaining_key: Callable[[Request], Key] = attrgetter("remaining_prefill", "arrival", "id")
+"""(r_i, a_i, id): MLPS's order inside a level (eq. 15)."""
 
+deadline_key: Callable[[Request], Key] = attrgetter("deadline", "arrival", "id")
+"""(d_i, a_i, id): earliest deadline first (Sarathi-EDF, MLPS's EDF ablation)."""
 
-def deadline_key(request: Request) -> Key:
-    """(d_i, a_i, id): earliest deadline first."""
-    return (request.deadline, request.arrival, request.id)
+due_key: Callable[[Request], Key] = attrgetter("deadline", "remaining_prefill", "arrival", "id")
+"""(d_i, r_i, a_i, id): earliest deadline first, the shortest first among equal deadlines
+(requests that arrive together: the most of them then meet it)."""
 
-
-def due_key(request: Request) -> Key:
-    """(d_i, r_i, a_i, id): earliest deadline first, the shortest first among equal deadlines
-    (requests that arrive together: the most of them then meet it)."""
-    return (request.deadline, request.remaining_prefill, request.arrival, request.id)
-
-
-def arrival_key(request: Request) -> Key:
-    """(a_i, id): first come, first served."""
-    return (request.arrival, request.id)
-
+arrival_key: Callable[[Request], Key] = attrgetter("arrival", "id")
+"""(a_i, id): first come, first served (vLLM; the decodes' admission order)."""
 
 KEYS: dict[Kind, Callable[[Request], Key]] = {
     "remaining": remaining_key,

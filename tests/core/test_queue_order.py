@@ -17,10 +17,11 @@ from hypothesis import strategies as st
 from slidingpolicy import Request, SchedulerState, SlidingConfig
 from slidingpolicy.errors import InvalidRecordError
 from slidingpolicy.policies.sarathi import IN_PROGRESS_FIRST
+from slidingpolicy.pricing.queue import head
 from slidingpolicy.records import tree
 from slidingpolicy.records.candidates import CandidateQueue
 from slidingpolicy.stages import order
-from slidingpolicy.stages.order import EDF, FCFS, QueueOrder, head, mlps_head, order_candidates
+from slidingpolicy.stages.order import EDF, FCFS, QueueOrder, mlps_head, order_candidates
 from tests.strategies import NOW, configs, decoding_requests, prefill_requests
 
 

@@ -9,8 +9,9 @@ still ahead of a watermark and those past it. `update` carries every index forwa
 to the other, so the cost of an iteration follows what changed in it, not the queue's length.
 The indexes are memos: a queue's members alone decide what it is.
 
-`fit` is how an engine hides waiting requests its KV cache cannot hold yet: a request that
-has not started its prefill is shown only when its prompt fits in `fit` tokens.
+`prompt_limit` is how an engine hides waiting requests its KV cache cannot hold yet: a request
+that has not started its prefill is shown only when its prompt is at most `prompt_limit`
+tokens.
 """
 
 from __future__ import annotations
@@ -113,10 +114,10 @@ def _id(request: Request) -> str:
 @attrs.frozen(slots=True, eq=False)
 class CandidateQueue:
     """The waiting and prefilling requests of a state, by id; those not started shown only
-    when their prompt fits in `fit` tokens (None: all shown). Empty when built: requests
+    when their prompt is at most `prompt_limit` tokens (None: all shown). Empty when built: requests
     join through `update` (or `of`), which checks them."""
 
-    fit: int | None = None
+    prompt_limit: int | None = None
     members: immutables.Map[str, Request] = attrs.field(factory=immutables.Map, init=False)
     latest_arrival: float = attrs.field(default=0.0, init=False)
     """The latest arrival of any request this queue, or one it came from, has held: no state
@@ -124,19 +125,19 @@ class CandidateQueue:
     _indexes: dict[Kind, Index] = attrs.field(factory=dict, init=False, repr=False)
 
     def __attrs_post_init__(self) -> None:
-        if self.fit is not None:
-            _validate.integer("candidate queue", "fit", self.fit, 0)
+        if self.prompt_limit is not None:
+            _validate.integer("candidate queue", "prompt_limit", self.prompt_limit, 0)
 
     @classmethod
-    def of(cls, requests: Iterable[Request], fit: int | None = None) -> CandidateQueue:
+    def of(cls, requests: Iterable[Request], prompt_limit: int | None = None) -> CandidateQueue:
         """The queue of these waiting and prefilling requests."""
-        return cls(fit).update(add=requests)
+        return cls(prompt_limit).update(add=requests)
 
     def _derived(
-        self, members: immutables.Map[str, Request], fit: int | None, latest: float
+        self, members: immutables.Map[str, Request], prompt_limit: int | None, latest: float
     ) -> CandidateQueue:
         """A queue of checked members (no validation: this runs once per iteration)."""
-        return _unchecked(fit, members, latest, {})
+        return _unchecked(prompt_limit, members, latest, {})
 
     @property
     def size(self) -> int:
@@ -144,9 +145,9 @@ class CandidateQueue:
         return len(self.members)
 
     def shows(self, request: Request) -> bool:
-        """Whether a member is shown: started, or its prompt fits in `fit`."""
-        fit = self.fit
-        return fit is None or request.prefilled > 0 or request.prompt_tokens <= fit
+        """Whether a member is shown: started, or its prompt at most `prompt_limit` tokens."""
+        limit = self.prompt_limit
+        return limit is None or request.prefilled > 0 or request.prompt_tokens <= limit
 
     def get(self, request_id: str) -> Request | None:
         """The shown member with this id, if any."""
@@ -156,16 +157,16 @@ class CandidateQueue:
     def shown(self) -> list[Request]:
         """Every shown member, in id order."""
         members = self.members.values()
-        if self.fit is None:
+        if self.prompt_limit is None:
             return sorted(members, key=_id)
         return sorted(filter(self.shows, members), key=_id)
 
-    def with_fit(self, fit: int | None) -> CandidateQueue:
-        """The same members, shown under another `fit`; it shares this queue's indexes (they
-        hold every member, shown or not)."""
-        if fit is not None:
-            _validate.integer("candidate queue", "fit", fit, 0)
-        return _unchecked(fit, self.members, self.latest_arrival, self._indexes)
+    def with_prompt_limit(self, prompt_limit: int | None) -> CandidateQueue:
+        """The same members, shown under another `prompt_limit`; it shares this queue's indexes
+        (they hold every member, shown or not)."""
+        if prompt_limit is not None:
+            _validate.integer("candidate queue", "prompt_limit", prompt_limit, 0)
+        return _unchecked(prompt_limit, self.members, self.latest_arrival, self._indexes)
 
     def update(self, remove: Iterable[str] = (), add: Iterable[Request] = ()) -> CandidateQueue:
         """The queue less the members with ids `remove`, plus the requests `add` (neither
@@ -199,7 +200,7 @@ class CandidateQueue:
         for request in add:
             members[request.id] = request
             latest = max(latest, request.arrival)
-        queue = self._derived(members.finish(), self.fit, latest)
+        queue = self._derived(members.finish(), self.prompt_limit, latest)
         for kind, index in self._indexes.items():
             queue._indexes[kind] = index.updated(removed, add)
         return queue

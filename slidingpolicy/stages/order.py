@@ -181,13 +181,13 @@ def read_levels(
 ) -> Iterator[Request]:
     """The shown members of `queue`, level by level, each level in `kind` order."""
     index = queue.index(kind, now)
-    key, fit, shows = KEYS[kind], queue.fit, queue.shows
+    key, limit, shows = KEYS[kind], queue.prompt_limit, queue.shows
     for level in levels:
         possible, member = level.possible, level.member
-        if fit is not None:
+        if limit is not None:
 
             def fits(node: Node, possible: Callable[[Node], bool] = possible) -> bool:
-                return (node.started > 0 or node.min_r <= fit) and possible(node)
+                return (node.started > 0 or node.min_r <= limit) and possible(node)
 
             def shown(request: Request, member: Callable[[Request], bool] = member) -> bool:
                 return shows(request) and member(request)

@@ -7,7 +7,8 @@ others added, sharing everything else with the queue it came from. Besides its m
 still ahead of a watermark and those past it. `update` carries every index forward, and
 `index(kind, now)` moves the requests whose deadline passed since the watermark from one tree
 to the other, so the cost of an iteration follows what changed in it, not the queue's length.
-The indexes are memos: a queue's members alone decide what it is.
+The indexes are memos kept beside the queue (`records._memo`), not in its fields: a queue's
+members alone decide what it is.
 
 `prompt_limit` is how an engine hides waiting requests its KV cache cannot hold yet: a request
 that has not started its prefill is shown only when its prompt is at most `prompt_limit`
@@ -26,6 +27,7 @@ import immutables
 from slidingpolicy import _validate
 from slidingpolicy.errors import InvalidRecordError
 from slidingpolicy.records import tree
+from slidingpolicy.records._memo import Memo
 from slidingpolicy.records._unchecked import constructor
 from slidingpolicy.records.request import Request
 from slidingpolicy.records.tree import Key, Node
@@ -122,7 +124,6 @@ class CandidateQueue:
     latest_arrival: float = attrs.field(default=0.0, init=False)
     """The latest arrival of any request this queue, or one it came from, has held: no state
     built on it may be earlier."""
-    _indexes: dict[Kind, Index] = attrs.field(factory=dict, init=False, repr=False)
 
     def __attrs_post_init__(self) -> None:
         if self.prompt_limit is not None:
@@ -137,7 +138,7 @@ class CandidateQueue:
         self, members: immutables.Map[str, Request], prompt_limit: int | None, latest: float
     ) -> CandidateQueue:
         """A queue of checked members (no validation: this runs once per iteration)."""
-        return _unchecked(prompt_limit, members, latest, {})
+        return _unchecked(prompt_limit, members, latest)
 
     @property
     def size(self) -> int:
@@ -166,7 +167,11 @@ class CandidateQueue:
         (they hold every member, shown or not)."""
         if prompt_limit is not None:
             _validate.integer("candidate queue", "prompt_limit", prompt_limit, 0)
-        return _unchecked(prompt_limit, self.members, self.latest_arrival, self._indexes)
+        queue: CandidateQueue = _unchecked(prompt_limit, self.members, self.latest_arrival)
+        indexes = _INDEXES.get(self)
+        if indexes is not None:
+            _INDEXES.put(queue, indexes)
+        return queue
 
     def update(self, remove: Iterable[str] = (), add: Iterable[Request] = ()) -> CandidateQueue:
         """The queue less the members with ids `remove`, plus the requests `add` (neither
@@ -201,20 +206,28 @@ class CandidateQueue:
             members[request.id] = request
             latest = max(latest, request.arrival)
         queue = self._derived(members.finish(), self.prompt_limit, latest)
-        for kind, index in self._indexes.items():
-            queue._indexes[kind] = index.updated(removed, add)
+        indexes = _INDEXES.get(self)
+        if indexes:
+            _INDEXES.put(queue, {kind: i.updated(removed, add) for kind, i in indexes.items()})
         return queue
 
     def index(self, kind: Kind, now: float) -> Index:
         """The members in `kind` order at watermark `now`: built on first use, then advanced
         from the last one asked for (rebuilt if `now` is earlier than its watermark)."""
-        index = self._indexes.get(kind)
+        indexes = _INDEXES.get(self)
+        if indexes is None:
+            indexes = _INDEXES.put(self, {})
+        index = indexes.get(kind)
         if index is None or now < index.watermark:
             index = Index.build(kind, self.members.values(), now)
         else:
             index = index.advanced(now)
-        self._indexes[kind] = index
+        indexes[kind] = index
         return index
 
 
 _unchecked = constructor(CandidateQueue)
+
+_INDEXES: Memo[dict[Kind, Index]] = Memo()
+"""A queue's indexes by kind: built on first use, advanced as time moves on, carried to the
+queues `update` and `with_prompt_limit` make from it (and shared with the latter)."""

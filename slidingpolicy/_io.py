@@ -27,6 +27,6 @@ def replace_atomically(path: Path) -> Iterator[Path]:
 
 
 def write_text(path: Path, text: str) -> None:
-    """`text` to `path`, atomically."""
+    """`text` to `path` as UTF-8, atomically."""
     with replace_atomically(path) as temporary:
-        temporary.write_text(text)
+        temporary.write_text(text, encoding="utf-8")

@@ -2,17 +2,19 @@
 
 `Timeline` is handed to `simulate` and told every iteration the engine runs; `document()` is
 the trace, which `chrome://tracing` and the Perfetto UI (ui.perfetto.dev, "Open trace file")
-open. Times are microseconds from the first arrival. Two processes:
+open. Times are microseconds from the first arrival, each a whole number of nanoseconds, so
+back-to-back spans abut exactly as a viewer reads them (Perfetto rounds µs × 1000 to integer
+nanoseconds and drops a span that overlaps the one before it on its track). Two processes:
 
-- **batches** (pid 1): one complete event ("X") per iteration, named after the plan's path
+- **batches** (pid 1, tid 1): one complete event ("X") per iteration, named after the plan's path
   (`chunker`, `constructor`, a baseline's name, or `decode run` for the decode-only
   iterations the engine advances in closed form), with its tokens, requests and the
   predicted and actual latency in `args`; and a counter ("C") of both latencies, in ms.
-- **requests** (pid 2): a thread per request (in workload order): `queued` from its arrival
-  to its first chunk, one event per prefill chunk, and its decode tokens as spans of
-  back-to-back iterations (`decode ×N`); an instant event ("i") marks each deadline miss:
-  a token produced after its eq. 1 deadline a + L_ttft + (k − 1)·L_tbt where the token before
-  it was on time (the first late token of each late stretch).
+- **requests** (pid 2): a thread per request (in workload order, tid FIRST_TID + its index):
+  `queued` from its arrival to its first chunk, one event per prefill chunk, and its decode
+  tokens as spans of back-to-back iterations (`decode ×N`); an instant event ("i") marks each
+  deadline miss: a token produced after its eq. 1 deadline a + L_ttft + (k − 1)·L_tbt where
+  the token before it was on time (the first late token of each late stretch).
 
 A preempted request's recompute shows as further prefill chunks; its time waiting again is
 not drawn as `queued`.
@@ -34,8 +36,16 @@ from slidingpolicy.workloads import Workload
 
 BATCHES, REQUESTS = 1, 2
 """The trace's two processes."""
-US = 1e6
-"""Microseconds per second: the trace's time unit."""
+ITERATIONS = BATCHES
+"""The batches' one thread, its process's main thread (tid = pid)."""
+FIRST_TID = REQUESTS + 1
+"""Request i is thread FIRST_TID + i. Perfetto reads thread 0 as its process's main thread
+(tid = pid), lists a process's main thread first whatever its sort index, and reads one tid in
+two processes as one thread: so no request is thread 0, a process's number or the batches'."""
+NS = 1e9
+"""Nanoseconds per second: every time is rounded to a whole nanosecond from the first arrival."""
+NS_PER_US = 1e3
+"""Nanoseconds per microsecond: the trace's time unit is the microsecond."""
 
 
 class Timeline:
@@ -54,18 +64,24 @@ class Timeline:
         self._decoding: dict[int, list[float]] = {}
         """Open decode spans: request → [start, end, tokens]."""
 
+    def _ns(self, seconds: float) -> int:
+        return round((seconds - self._origin) * NS)
+
     def _us(self, seconds: float) -> float:
-        return round((seconds - self._origin) * US, 3) + 0.0
+        return self._ns(seconds) / NS_PER_US
 
     def _span(self, pid: int, tid: int, name: str, start: float, end: float, **args: Any) -> None:
+        """A complete event: its end, ts + dur, is `end` to the nanosecond, as the next span's
+        start is."""
+        begin = self._ns(start)
         self.events.append(
             {
                 "ph": "X",
                 "pid": pid,
                 "tid": tid,
                 "name": name,
-                "ts": self._us(start),
-                "dur": round((end - start) * US, 3) + 0.0,
+                "ts": begin / NS_PER_US,
+                "dur": (self._ns(end) - begin) / NS_PER_US,
                 "args": args,
             }
         )
@@ -80,7 +96,7 @@ class Timeline:
                     "ph": "i",
                     "s": "t",
                     "pid": REQUESTS,
-                    "tid": i,
+                    "tid": FIRST_TID + i,
                     "name": "deadline miss",
                     "ts": self._us(when),
                     "args": {"token": k, "late_ms": round(lateness * 1e3, 3)},
@@ -100,12 +116,14 @@ class Timeline:
     def _close(self, i: int) -> None:
         span = self._decoding.pop(i, None)
         if span is not None:
-            self._span(REQUESTS, i, f"decode ×{int(span[2])}", span[0], span[1], tokens=span[2])
+            self._span(
+                REQUESTS, FIRST_TID + i, f"decode ×{int(span[2])}", span[0], span[1], tokens=span[2]
+            )
 
     def _queued(self, i: int, start: float) -> None:
         if not self._started[i]:
             self._started[i] = True
-            self._span(REQUESTS, i, "queued", self._arrival[i], start)
+            self._span(REQUESTS, FIRST_TID + i, "queued", self._arrival[i], start)
 
     def batch(
         self,
@@ -128,7 +146,7 @@ class Timeline:
             self._queued(i, start)
             if p:
                 self._close(i)
-                self._span(REQUESTS, i, f"prefill {c}", start, end, tokens=c)
+                self._span(REQUESTS, FIRST_TID + i, f"prefill {c}", start, end, tokens=c)
             else:
                 self._decode(i, start, end, 1)
             if new:
@@ -172,7 +190,7 @@ class Timeline:
         predicted_ms = None if predicted is None else round(predicted * 1e3, 6)
         self._span(
             BATCHES,
-            0,
+            ITERATIONS,
             name,
             start,
             end,
@@ -201,14 +219,14 @@ class Timeline:
             self._close(i)
         names = [
             _meta("process_name", BATCHES, 0, {"name": "batches"}),
-            _meta("thread_name", BATCHES, 0, {"name": "iterations"}),
+            _meta("thread_name", BATCHES, ITERATIONS, {"name": "iterations"}),
             _meta("process_name", REQUESTS, 0, {"name": "requests"}),
             _meta("process_sort_index", BATCHES, 0, {"sort_index": 0}),
             _meta("process_sort_index", REQUESTS, 0, {"sort_index": 1}),
         ]
         for i, rid in enumerate(self.ids):
-            names.append(_meta("thread_name", REQUESTS, i, {"name": rid}))
-            names.append(_meta("thread_sort_index", REQUESTS, i, {"sort_index": i}))
+            names.append(_meta("thread_name", REQUESTS, FIRST_TID + i, {"name": rid}))
+            names.append(_meta("thread_sort_index", REQUESTS, FIRST_TID + i, {"sort_index": i}))
         return {
             "displayTimeUnit": "ms",
             "otherData": {"title": title},
@@ -216,8 +234,10 @@ class Timeline:
         }
 
     def write(self, path: Path, title: str = "slidingpolicy run") -> None:
-        """`document(title)` as JSON at `path`, atomically."""
-        write_text(path, json.dumps(self.document(title), separators=(",", ":")) + "\n")
+        """`document(title)` as UTF-8 JSON at `path`, atomically: names as text, not \\u escapes
+        (Perfetto shows an escape as written)."""
+        document = json.dumps(self.document(title), separators=(",", ":"), ensure_ascii=False)
+        write_text(path, document + "\n")
 
 
 def _meta(name: str, pid: int, tid: int, args: dict[str, Any]) -> dict[str, Any]:

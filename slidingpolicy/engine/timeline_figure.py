@@ -16,7 +16,7 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Rectangle
 
 from slidingpolicy.engine.plots import _save
-from slidingpolicy.engine.timeline import BATCHES, REQUESTS
+from slidingpolicy.engine.timeline import BATCHES, FIRST_TID, REQUESTS
 
 COLOURS = {"queued": "#d9d9d9", "prefill": "#4c72b0", "decode": "#55a868"}
 
@@ -32,7 +32,7 @@ def plot_timeline(
     default), as a PNG at `path`."""
     events = trace["traceEvents"]
     names = {
-        e["tid"]: e["args"]["name"]
+        e["tid"] - FIRST_TID: e["args"]["name"]
         for e in events
         if e["ph"] == "M" and e["name"] == "thread_name" and e["pid"] == REQUESTS
     }
@@ -41,10 +41,11 @@ def plot_timeline(
     misses: dict[int, list[float]] = defaultdict(list)
     batches = []
     for e in events:
-        if e["ph"] == "X" and e["pid"] == REQUESTS and e["tid"] < requests and e["ts"] < end:
-            spans[e["tid"]].append(e)
-        elif e["ph"] == "i" and e["tid"] < requests and e["ts"] < end:
-            misses[e["tid"]].append(e["ts"] / 1e6)
+        row = e["tid"] - FIRST_TID
+        if e["ph"] == "X" and e["pid"] == REQUESTS and row < requests and e["ts"] < end:
+            spans[row].append(e)
+        elif e["ph"] == "i" and row < requests and e["ts"] < end:
+            misses[row].append(e["ts"] / 1e6)
         elif e["ph"] == "X" and e["pid"] == BATCHES and e["ts"] < end:
             batches.append(e)
     fig, (top, rows) = plt.subplots(

@@ -1,4 +1,4 @@
-"""Regenerate slidingpolicy/hardware/measured_tables.py from the reference GPU profiles.
+"""Regenerate slidingpolicy/hardware/measured_tables.json from the reference GPU profiles.
 
 Usage: python scripts/make_measured.py --data /work/shared/data
 """
@@ -10,10 +10,14 @@ import datetime
 import textwrap
 from pathlib import Path
 
-from slidingpolicy.hardware.measured import MS_DECIMALS, MeasuredTable, build_table, render_module
+from slidingpolicy.hardware.measured import (
+    MS_DECIMALS,
+    PACKAGED,
+    MeasuredTable,
+    build_table,
+    render_json,
+)
 from slidingpolicy.hardware.profiled import PER_ITERATION_OPS, PER_LAYER_OPS
-
-TARGET = Path(__file__).resolve().parents[1] / "slidingpolicy" / "hardware" / "measured_tables.py"
 
 PROFILES = (
     (
@@ -43,7 +47,7 @@ OR THE USE OR OTHER DEALINGS IN THE SOFTWARE."""
 
 
 def header(tables: tuple[MeasuredTable, ...]) -> str:
-    """The generated module's docstring: what, from where, when, how, under which licence."""
+    """The generated file's "about": what, from where, when, how, under which licence."""
     origins = {name: (relative, origin) for name, _, _, relative, origin in PROFILES}
     lines = [
         "Packaged measured hardware: dense time per iteration. GENERATED: do not edit by hand.",
@@ -68,16 +72,16 @@ def header(tables: tuple[MeasuredTable, ...]) -> str:
 
 
 def main() -> None:
-    """Read the profiles under --data and write the module."""
+    """Read the profiles under --data and write the tables."""
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--data", type=Path, required=True, help="the reference data folder")
-    parser.add_argument("--out", type=Path, default=TARGET, help="the module to write")
+    parser.add_argument("--out", type=Path, default=PACKAGED, help="the JSON file to write")
     args = parser.parse_args()
     tables = tuple(
         build_table(name, gpu, model, args.data / relative, origin)
         for name, gpu, model, relative, origin in PROFILES
     )
-    args.out.write_text(render_module(tables, header(tables)))
+    args.out.write_text(render_json(tables, header(tables)))
     print(f"wrote {args.out}")
 
 

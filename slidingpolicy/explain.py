@@ -25,7 +25,7 @@ from slidingpolicy.stages.check import check_violations
 from slidingpolicy.stages.chunk import sliding_chunk
 from slidingpolicy.stages.construct import admit_anchor, choose, values
 from slidingpolicy.stages.draft import Draft, prepare
-from slidingpolicy.stages.order import promotion_line, urgency
+from slidingpolicy.stages.order import LIVE, PROMOTED, is_urgent, mlps_keys, urgency
 
 CURVE_POINTS = 101
 """How many splits b the explanation prices across [B_Σ − cap, min(B_Σ, cap)]."""
@@ -100,13 +100,15 @@ class Explanation:
 
 
 def _level(request: Request, policy: SlidingServe, now: float, throughput: float) -> str:
+    """The request's MLPS level, named: its key's (g_i, stage_i) (eq. 15), then e_i."""
     config = policy.config
-    if request.protected:
+    protected, stage, _ = mlps_keys(now, throughput, config)(request)[:3]
+    if protected == 0:
         return "protected"
-    if config.demote_late and request.deadline <= now:
-        return "promoted" if request.deadline <= promotion_line(config, now) else "late"
+    if stage != LIVE:
+        return "promoted" if stage == PROMOTED else "late"
     r, d = request.remaining_prefill, request.deadline
-    urgent = urgency(r, d, now, throughput, config.epsilon) > config.urgency_threshold
+    urgent = is_urgent(r, d, now, throughput, config.urgency_threshold, config.epsilon)
     return "urgent" if urgent else "calm"
 
 

@@ -366,7 +366,7 @@ class _Run:
         return queued_state(
             self.now,
             tuple([records[i] for i in table.decoding]),  # type: ignore[misc]
-            queue.with_fit(free * block),
+            queue.with_prompt_limit(free * block),
             self.throughput,
             kv.free_tokens(kv.holders),
         )

@@ -21,8 +21,7 @@ from slidingpolicy.errors import InvalidRecordError, UnknownNameError
 from slidingpolicy.hardware.catalog import GPUS
 from slidingpolicy.hardware.catalog import gpu as find_gpu
 from slidingpolicy.hardware.catalog import model as find_model
-from slidingpolicy.hardware.measured import MeasuredTable
-from slidingpolicy.hardware.measured_tables import A100_80G_MEASURED
+from slidingpolicy.hardware.measured import MeasuredTable, read_tables
 from slidingpolicy.hardware.profiled import ProfiledModel
 from slidingpolicy.hardware.protocol import HardwareModel
 from slidingpolicy.hardware.quantized import TILINGS, QuantizedRooflineModel
@@ -32,7 +31,7 @@ from slidingpolicy.hardware.traced import traced_model
 DEFAULT_NOISE_SIGMA = 0.02
 QUANTIZED = "-quantized"
 
-MEASURED: dict[str, MeasuredTable] = {t.name: t for t in (A100_80G_MEASURED,)}
+MEASURED: dict[str, MeasuredTable] = {t.name: t for t in read_tables()}
 """The packaged measured tables, by hardware name."""
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from slidingpolicy.policies.fixed_budget import FixedBudget
 from slidingpolicy.pricing.model import LatencyPredictor
+from slidingpolicy.records.candidates import arrival_key
 from slidingpolicy.records.request import Request
 from slidingpolicy.stages.order import Level, QueueOrder
 
@@ -15,9 +16,9 @@ NAME = "sarathi"
 DEFAULT_TOKEN_BUDGET = 512
 
 
-def in_progress_first_key(request: Request) -> tuple[int, float, str]:
+def in_progress_first_key(request: Request) -> tuple[object, ...]:
     """Partly prefilled requests before new prompts, then arrival, then id."""
-    return (0 if request.prefilled > 0 else 1, request.arrival, request.id)
+    return (0 if request.prefilled > 0 else 1, *arrival_key(request))
 
 
 IN_PROGRESS_FIRST = QueueOrder(

@@ -2,7 +2,8 @@
 
 The paper's main baseline (its Table 4 row 0). The deadline of a request still in prefill is
 its TTFT deadline a_i + L_ttft (`Request.deadline` with no token generated yet), so the
-shared `edf_key` is exactly this order, the one the `sarathi-edf+sc` ablation also uses.
+shared `deadline_key` (the `EDF` order) is exactly this order, the one the `sarathi-edf+sc`
+ablation also uses.
 """
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import functools
 from bisect import bisect_left, bisect_right
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from itertools import accumulate
 
 import attrs
@@ -92,6 +92,21 @@ def greedy_fill(remaining: Sequence[int], budget: int) -> list[int]:
         chunks.append(r)
         left -= r
     return chunks
+
+
+def head(stream: Iterable[Request], reach: int | None) -> list[Request]:
+    """The requests of `stream` up to the first that brings their remaining tokens to `reach`
+    (all with None): what `PricedQueue.of` lays out, and so all a fill of `reach` reads."""
+    if reach is None:
+        return list(stream)
+    taken: list[Request] = []
+    laid = 0
+    for request in stream:
+        if laid >= reach:
+            break
+        taken.append(request)
+        laid += request.remaining_prefill
+    return taken
 
 
 def _sparse_max(values: IntArray) -> IntArray:
@@ -186,16 +201,10 @@ class PricedQueue:
         With `reach`, only the requests needed to fill `reach` tokens are laid out: no search
         prices a longer fill, and a long queue then costs nothing.
         """
-        remaining: list[int] = []
-        contexts: list[int] = []
-        laid = 0
         try:
-            for q in queue:
-                if reach is not None and laid >= reach:
-                    break
-                remaining.append(q.remaining_prefill)
-                contexts.append(q.context_tokens)
-                laid += remaining[-1]
+            laid = head(queue, reach)
+            remaining = [q.remaining_prefill for q in laid]
+            contexts = [q.context_tokens for q in laid]
             decode_contexts = [d.context_tokens for d in decodes]
         except AttributeError:
             _arguments.requests("priced queue", "queue", queue)

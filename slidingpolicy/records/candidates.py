@@ -7,15 +7,18 @@ others added, sharing everything else with the queue it came from. Besides its m
 still ahead of a watermark and those past it. `update` carries every index forward, and
 `index(kind, now)` moves the requests whose deadline passed since the watermark from one tree
 to the other, so the cost of an iteration follows what changed in it, not the queue's length.
-The indexes are memos: a queue's members alone decide what it is.
+The indexes are memos kept beside the queue (`records._memo`), not in its fields: a queue's
+members alone decide what it is.
 
-`fit` is how an engine hides waiting requests its KV cache cannot hold yet: a request that
-has not started its prefill is shown only when its prompt fits in `fit` tokens.
+`prompt_limit` is how an engine hides waiting requests its KV cache cannot hold yet: a request
+that has not started its prefill is shown only when its prompt is at most `prompt_limit`
+tokens.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from operator import attrgetter
 from typing import Literal
 
 import attrs
@@ -24,34 +27,30 @@ import immutables
 from slidingpolicy import _validate
 from slidingpolicy.errors import InvalidRecordError
 from slidingpolicy.records import tree
+from slidingpolicy.records._memo import Memo
 from slidingpolicy.records._unchecked import constructor
 from slidingpolicy.records.request import Request
 from slidingpolicy.records.tree import Key, Node
 
 Kind = Literal["remaining", "deadline", "due", "arrival"]
-"""A key order of an index: (r_i, a_i, id), (d_i, a_i, id), (d_i, r_i, a_i, id) or (a_i, id)."""
+"""A key order of an index: (r_i, a_i, id), (d_i, a_i, id), (d_i, r_i, a_i, id) or (a_i, id).
+The keys below are the one definition of the library's orders (the sorts of `stages.order`
+and the baselines use them, and MLPS's key ends with one of them), each an `attrgetter`: a
+key is read for every request an order compares."""
 
 
-def remaining_key(request: Request) -> Key:
-    """(r_i, a_i, id): MLPS's order inside a level (eq. 15)."""
-    return (request.remaining_prefill, request.arrival, request.id)
+remaining_key: Callable[[Request], Key] = attrgetter("remaining_prefill", "arrival", "id")
+"""(r_i, a_i, id): MLPS's order inside a level (eq. 15)."""
 
+deadline_key: Callable[[Request], Key] = attrgetter("deadline", "arrival", "id")
+"""(d_i, a_i, id): earliest deadline first (Sarathi-EDF, MLPS's EDF ablation)."""
 
-def deadline_key(request: Request) -> Key:
-    """(d_i, a_i, id): earliest deadline first."""
-    return (request.deadline, request.arrival, request.id)
+due_key: Callable[[Request], Key] = attrgetter("deadline", "remaining_prefill", "arrival", "id")
+"""(d_i, r_i, a_i, id): earliest deadline first, the shortest first among equal deadlines
+(requests that arrive together: the most of them then meet it)."""
 
-
-def due_key(request: Request) -> Key:
-    """(d_i, r_i, a_i, id): earliest deadline first, the shortest first among equal deadlines
-    (requests that arrive together: the most of them then meet it)."""
-    return (request.deadline, request.remaining_prefill, request.arrival, request.id)
-
-
-def arrival_key(request: Request) -> Key:
-    """(a_i, id): first come, first served."""
-    return (request.arrival, request.id)
-
+arrival_key: Callable[[Request], Key] = attrgetter("arrival", "id")
+"""(a_i, id): first come, first served (vLLM; the decodes' admission order)."""
 
 KEYS: dict[Kind, Callable[[Request], Key]] = {
     "remaining": remaining_key,
@@ -117,30 +116,29 @@ def _id(request: Request) -> str:
 @attrs.frozen(slots=True, eq=False)
 class CandidateQueue:
     """The waiting and prefilling requests of a state, by id; those not started shown only
-    when their prompt fits in `fit` tokens (None: all shown). Empty when built: requests
+    when their prompt is at most `prompt_limit` tokens (None: all shown). Empty when built: requests
     join through `update` (or `of`), which checks them."""
 
-    fit: int | None = None
+    prompt_limit: int | None = None
     members: immutables.Map[str, Request] = attrs.field(factory=immutables.Map, init=False)
     latest_arrival: float = attrs.field(default=0.0, init=False)
     """The latest arrival of any request this queue, or one it came from, has held: no state
     built on it may be earlier."""
-    _indexes: dict[Kind, Index] = attrs.field(factory=dict, init=False, repr=False)
 
     def __attrs_post_init__(self) -> None:
-        if self.fit is not None:
-            _validate.integer("candidate queue", "fit", self.fit, 0)
+        if self.prompt_limit is not None:
+            _validate.integer("candidate queue", "prompt_limit", self.prompt_limit, 0)
 
     @classmethod
-    def of(cls, requests: Iterable[Request], fit: int | None = None) -> CandidateQueue:
+    def of(cls, requests: Iterable[Request], prompt_limit: int | None = None) -> CandidateQueue:
         """The queue of these waiting and prefilling requests."""
-        return cls(fit).update(add=requests)
+        return cls(prompt_limit).update(add=requests)
 
     def _derived(
-        self, members: immutables.Map[str, Request], fit: int | None, latest: float
+        self, members: immutables.Map[str, Request], prompt_limit: int | None, latest: float
     ) -> CandidateQueue:
         """A queue of checked members (no validation: this runs once per iteration)."""
-        return _unchecked(fit, members, latest, {})
+        return _unchecked(prompt_limit, members, latest)
 
     @property
     def size(self) -> int:
@@ -148,9 +146,9 @@ class CandidateQueue:
         return len(self.members)
 
     def shows(self, request: Request) -> bool:
-        """Whether a member is shown: started, or its prompt fits in `fit`."""
-        fit = self.fit
-        return fit is None or request.prefilled > 0 or request.prompt_tokens <= fit
+        """Whether a member is shown: started, or its prompt at most `prompt_limit` tokens."""
+        limit = self.prompt_limit
+        return limit is None or request.prefilled > 0 or request.prompt_tokens <= limit
 
     def get(self, request_id: str) -> Request | None:
         """The shown member with this id, if any."""
@@ -160,16 +158,20 @@ class CandidateQueue:
     def shown(self) -> list[Request]:
         """Every shown member, in id order."""
         members = self.members.values()
-        if self.fit is None:
+        if self.prompt_limit is None:
             return sorted(members, key=_id)
         return sorted(filter(self.shows, members), key=_id)
 
-    def with_fit(self, fit: int | None) -> CandidateQueue:
-        """The same members, shown under another `fit`; it shares this queue's indexes (they
-        hold every member, shown or not)."""
-        if fit is not None:
-            _validate.integer("candidate queue", "fit", fit, 0)
-        return _unchecked(fit, self.members, self.latest_arrival, self._indexes)
+    def with_prompt_limit(self, prompt_limit: int | None) -> CandidateQueue:
+        """The same members, shown under another `prompt_limit`; it shares this queue's indexes
+        (they hold every member, shown or not)."""
+        if prompt_limit is not None:
+            _validate.integer("candidate queue", "prompt_limit", prompt_limit, 0)
+        queue: CandidateQueue = _unchecked(prompt_limit, self.members, self.latest_arrival)
+        indexes = _INDEXES.get(self)
+        if indexes is not None:
+            _INDEXES.put(queue, indexes)
+        return queue
 
     def update(self, remove: Iterable[str] = (), add: Iterable[Request] = ()) -> CandidateQueue:
         """The queue less the members with ids `remove`, plus the requests `add` (neither
@@ -203,21 +205,29 @@ class CandidateQueue:
         for request in add:
             members[request.id] = request
             latest = max(latest, request.arrival)
-        queue = self._derived(members.finish(), self.fit, latest)
-        for kind, index in self._indexes.items():
-            queue._indexes[kind] = index.updated(removed, add)
+        queue = self._derived(members.finish(), self.prompt_limit, latest)
+        indexes = _INDEXES.get(self)
+        if indexes:
+            _INDEXES.put(queue, {kind: i.updated(removed, add) for kind, i in indexes.items()})
         return queue
 
     def index(self, kind: Kind, now: float) -> Index:
         """The members in `kind` order at watermark `now`: built on first use, then advanced
         from the last one asked for (rebuilt if `now` is earlier than its watermark)."""
-        index = self._indexes.get(kind)
+        indexes = _INDEXES.get(self)
+        if indexes is None:
+            indexes = _INDEXES.put(self, {})
+        index = indexes.get(kind)
         if index is None or now < index.watermark:
             index = Index.build(kind, self.members.values(), now)
         else:
             index = index.advanced(now)
-        self._indexes[kind] = index
+        indexes[kind] = index
         return index
 
 
 _unchecked = constructor(CandidateQueue)
+
+_INDEXES: Memo[dict[Kind, Index]] = Memo()
+"""A queue's indexes by kind: built on first use, advanced as time moves on, carried to the
+queues `update` and `with_prompt_limit` make from it (and shared with the latter)."""

@@ -8,6 +8,7 @@ import attrs
 
 from slidingpolicy import _validate
 from slidingpolicy.errors import InvalidRecordError
+from slidingpolicy.records._memo import Memo
 from slidingpolicy.records._unchecked import constructor
 from slidingpolicy.records.candidates import CandidateQueue
 from slidingpolicy.records.request import Request
@@ -27,6 +28,7 @@ class SchedulerState:
     Built from one tuple of requests, or (`of`) from the decodes and a `CandidateQueue` an
     engine keeps up to date between iterations: then nothing here walks the queue unless
     asked to (`requests`, `prefill_candidates`), and a policy orders it through its indexes.
+    What a state derives on first use is kept beside it (`records._memo`), not in its fields.
     """
 
     now: float
@@ -36,9 +38,9 @@ class SchedulerState:
     decoding: tuple[Request, ...] = attrs.field(init=False, repr=False)
     """The requests whose prompt is fully cached (set D of eq. 4), in state order."""
     _candidates: tuple[Request, ...] | None = attrs.field(init=False, repr=False)
+    """The candidates of a listed state (None for a queued one: `prefill_candidates`)."""
     _queue: CandidateQueue | None = attrs.field(init=False, repr=False)
-    _by_id: dict[str, Request] | None = attrs.field(init=False, repr=False)
-    _queued: bool = attrs.field(init=False, repr=False)
+    """The queue of a queued state (None for a listed one: `queue`)."""
 
     def __attrs_post_init__(self) -> None:
         record = "scheduler state"
@@ -61,8 +63,6 @@ class SchedulerState:
         put(self, "decoding", tuple(decoding))
         put(self, "_candidates", tuple(candidates))
         put(self, "_queue", None)
-        put(self, "_by_id", None)
-        put(self, "_queued", False)
 
     @classmethod
     def of(
@@ -105,8 +105,9 @@ class SchedulerState:
         """Every live request: as given, else the decodes and then the candidates."""
         listed = self._listed
         if listed is None:
-            listed = self.decoding + self.prefill_candidates
-            object.__setattr__(self, "_listed", listed)
+            listed = _LISTED.get(self)
+            if listed is None:
+                listed = _LISTED.put(self, self.decoding + self.prefill_candidates)
         return listed
 
     @property
@@ -115,8 +116,9 @@ class SchedulerState:
         order for a state built from a queue)."""
         candidates = self._candidates
         if candidates is None:
-            candidates = tuple(self.queue.shown())
-            object.__setattr__(self, "_candidates", candidates)
+            candidates = _CANDIDATES.get(self)
+            if candidates is None:
+                candidates = _CANDIDATES.put(self, tuple(self.queue.shown()))
         return candidates
 
     @property
@@ -124,24 +126,25 @@ class SchedulerState:
         """The candidates as a `CandidateQueue` (built on first use for a listed state)."""
         queue = self._queue
         if queue is None:
-            queue = CandidateQueue.of(self.prefill_candidates)
-            object.__setattr__(self, "_queue", queue)
+            queue = _QUEUE.get(self)
+            if queue is None:
+                queue = _QUEUE.put(self, CandidateQueue.of(self.prefill_candidates))
         return queue
 
     @property
     def queued(self) -> bool:
         """Whether the state was built from a queue (`of`), whose indexes outlive it: only
         then does ordering through them pay (a listed state's queue is built anew)."""
-        return self._queued
+        return self._queue is not None
 
     def request(self, request_id: str) -> Request | None:
         """The live request with this id, if any."""
-        by_id = self._by_id
+        by_id = _BY_ID.get(self)
         if by_id is None:
             by_id = {d.id: d for d in self.decoding}
             if self._queue is None:
                 by_id.update((q.id, q) for q in self.prefill_candidates)
-            object.__setattr__(self, "_by_id", by_id)
+            _BY_ID.put(self, by_id)
         found = by_id.get(request_id)
         if found is None and self._queue is not None:
             return self._queue.get(request_id)
@@ -214,18 +217,17 @@ def _assemble(
 ) -> SchedulerState:
     """A state from its parts, unchecked: listed (`listed` and `candidates` given) or queued."""
     # Fields in order: now, _listed, prefill_throughput, kv_free_tokens, decoding,
-    # _candidates, _queue, _by_id, _queued.
-    return _unchecked(
-        now,
-        listed,
-        prefill_throughput,
-        kv_free_tokens,
-        decoding,
-        candidates,
-        queue,
-        None,
-        queue is not None,
-    )
+    # _candidates, _queue.
+    return _unchecked(now, listed, prefill_throughput, kv_free_tokens, decoding, candidates, queue)
 
 
 _unchecked = constructor(SchedulerState)
+
+_LISTED: Memo[tuple[Request, ...]] = Memo()
+"""Every request of a queued state, once asked for (`SchedulerState.requests`)."""
+_CANDIDATES: Memo[tuple[Request, ...]] = Memo()
+"""The shown candidates of a queued state, in id order, once asked for."""
+_QUEUE: Memo[CandidateQueue] = Memo()
+"""The `CandidateQueue` of a listed state, once asked for."""
+_BY_ID: Memo[dict[str, Request]] = Memo()
+"""A state's decodes (and a listed state's candidates) by id, once one is looked up."""

@@ -6,9 +6,9 @@ from collections.abc import Iterable, Iterator
 
 import attrs
 
+from slidingpolicy.records.candidates import arrival_key
 from slidingpolicy.records.request import Request
 from slidingpolicy.records.state import SchedulerState
-from slidingpolicy.stages.order import fcfs_key
 
 
 @attrs.frozen(slots=True)
@@ -32,7 +32,7 @@ def admit(state: SchedulerState, token_budget: int) -> Admission:
     limit = token_budget if kv is None else min(token_budget, kv)
     if len(state.decoding) <= limit:
         return Admission(state.decoding, (), (), limit - len(state.decoding))
-    decodes = sorted(state.decoding, key=fcfs_key)
+    decodes = sorted(state.decoding, key=arrival_key)
     left_out = tuple(d.id for d in decodes[limit:])
     by_kv = kv is not None and kv < token_budget
     return Admission(

@@ -1,7 +1,7 @@
 """MLPS, the multi-level priority sorter (eq. 10–16), and the EDF order it replaces.
 
 A plan reads only the head of the ordered queue: the requests that fill what the window can
-run (`ordered_prefix`). A short queue is sorted; a long one is read off the indexes of its
+run (`pricing.queue.head`). A short queue is sorted; a long one is read off the indexes of its
 `CandidateQueue` (`records.candidates`), level by level. MLPS's levels change with time —
 a request turns late when its deadline passes, urgent as its slack shrinks — and the index
 tells them apart exactly: it splits the queue at its deadline (late or not), and each of its
@@ -22,7 +22,14 @@ from typing import Any, Literal
 import attrs
 
 from slidingpolicy import _validate
-from slidingpolicy.records.candidates import KEYS, CandidateQueue, Kind
+from slidingpolicy.pricing.queue import head
+from slidingpolicy.records.candidates import (
+    KEYS,
+    CandidateQueue,
+    Kind,
+    arrival_key,
+    deadline_key,
+)
 from slidingpolicy.records.config import SlidingConfig
 from slidingpolicy.records.request import Request
 from slidingpolicy.records.state import SchedulerState
@@ -45,16 +52,19 @@ SORT_LIMIT = 64
 def urgency(
     remaining: int, deadline: float, now: float, throughput: float, epsilon: float
 ) -> float:
-    """r_i / (ρ_t · max(s_i, ε)) (eq. 12–13): non-decreasing in r_i, non-increasing in d_i,
-    in floating point too (every operation is monotone)."""
-    return remaining / (throughput * max(deadline - now, epsilon))
+    """u_i = r_i / (ρ_t · max(s_i, ε)) with s_i = d_i − now (eq. 12–13): non-decreasing in r_i,
+    non-increasing in d_i, in floating point too (every operation is monotone). max(s_i, ε) is
+    a conditional, the same float as a call to `max`: this runs for every candidate of a plan."""
+    slack = deadline - now
+    return remaining / (throughput * (epsilon if epsilon > slack else slack))
 
 
 def is_urgent(
-    request: Request, now: float, throughput: float, alpha: float, epsilon: float
+    remaining: int, deadline: float, now: float, throughput: float, alpha: float, epsilon: float
 ) -> bool:
-    """e_i = 1[r_i / (ρ_t · max(s_i, ε)) > α] (eq. 12–14)."""
-    return urgency(request.remaining_prefill, request.deadline, now, throughput, epsilon) > alpha
+    """e_i = 1[u_i > α] (eq. 14): the one urgency test, of a request's (r_i, d_i) in the sort
+    (`mlps_keys`) and, being monotone, of a subtree's bounds in the levels (`mlps_levels`)."""
+    return urgency(remaining, deadline, now, throughput, epsilon) > alpha
 
 
 def promotion_line(config: SlidingConfig, now: float) -> float:
@@ -79,7 +89,7 @@ def burst_shed(candidates: Iterable[Request], now: float, throughput: float) -> 
     (fewest late jobs on one machine). Walking the live requests by deadline, whenever the
     prefill work so far exceeds ρ_t·(d_k − now), the largest unprotected prompt so far is
     dropped; protected requests are never dropped (their work still counts)."""
-    live = sorted((r for r in candidates if r.deadline > now), key=edf_key)
+    live = sorted((r for r in candidates if r.deadline > now), key=deadline_key)
     largest: list[tuple[int, str]] = []
     work, shed = 0, set()
     for request in live:
@@ -104,41 +114,26 @@ def mlps_keys(
     `PROMOTED < LIVE < LATE`);
     PROMOTED is one level, urgency aside (e_i = 0), so that promoted requests go in their own
     order. Inside a level: r_i, arrival, id (the paper's), or with `level_order="deadline"`
-    the TTFT deadline, then r_i, arrival, id (`level_kind`). The configuration is read once,
-    not once per request, and max(s_i, ε) is a conditional rather than a call to `max` (the
-    same float): this runs on every candidate of every plan.
+    the TTFT deadline, then r_i, arrival, id: the key of the `level_kind` index. e_i is
+    `is_urgent`; the configuration is read once, not once per request.
     """
     demote, urgent_first = config.demote_late, config.urgent_first
     alpha, epsilon = config.urgency_threshold, config.epsilon
-    by_remaining = config.level_order == "remaining"
+    tail = KEYS[level_kind(config)]
     promoted_before = promotion_line(config, now)
 
     def key(request: Request) -> MlpsKey:
         deadline = request.deadline
-        remaining = request.remaining_prefill
-        slack = deadline - now
-        urgent = remaining / (throughput * (epsilon if epsilon > slack else slack)) > alpha
         if not demote or deadline > now:
             stage = LATE if shed and request.id in shed else LIVE
         else:
             stage = PROMOTED if deadline <= promoted_before else LATE
-        calm = stage == PROMOTED or urgent == urgent_first
-        level = (0 if request.protected else 1, stage, 0 if calm else 1)
-        if by_remaining:
-            return (*level, remaining, request.arrival, request.id)
-        return (*level, deadline, remaining, request.arrival, request.id)
+        calm = stage == PROMOTED or urgent_first == is_urgent(
+            request.remaining_prefill, deadline, now, throughput, alpha, epsilon
+        )
+        return (0 if request.protected else 1, stage, 0 if calm else 1, *tail(request))
 
     return key
-
-
-def edf_key(request: Request) -> tuple[float, float, str]:
-    """Earliest deadline of the next token first, then arrival and id (Sarathi-EDF)."""
-    return (request.deadline, request.arrival, request.id)
-
-
-def fcfs_key(request: Request) -> tuple[float, str]:
-    """First come, first served: arrival, then id."""
-    return (request.arrival, request.id)
 
 
 def order_candidates(
@@ -149,7 +144,7 @@ def order_candidates(
     if len(queue) < 2:
         return queue
     if config.order == "edf":
-        return sorted(queue, key=edf_key)
+        return sorted(queue, key=deadline_key)
     shed = burst_shed(queue, now, throughput) if config.shed_bursts else frozenset()
     return sorted(queue, key=mlps_keys(now, throughput, config, shed))
 
@@ -200,25 +195,10 @@ def _every(request: Request) -> bool:
     return True
 
 
-FCFS = QueueOrder(fcfs_key, "arrival", (Level(_any, _every),))
+FCFS = QueueOrder(arrival_key, "arrival", (Level(_any, _every),))
 """First come, first served."""
-EDF = QueueOrder(edf_key, "deadline", (Level(_any, _every),))
+EDF = QueueOrder(deadline_key, "deadline", (Level(_any, _every),))
 """Earliest deadline first."""
-
-
-def head(stream: Iterable[Request], reach: int | None) -> list[Request]:
-    """The requests of `stream` up to the first that brings their tokens to `reach` (all
-    with None): what `PricedQueue.of` lays out, and so all a plan can read."""
-    if reach is None:
-        return list(stream)
-    taken: list[Request] = []
-    laid = 0
-    for request in stream:
-        if laid >= reach:
-            break
-        taken.append(request)
-        laid += request.remaining_prefill
-    return taken
 
 
 def read_levels(
@@ -226,13 +206,13 @@ def read_levels(
 ) -> Iterator[Request]:
     """The shown members of `queue`, level by level, each level in `kind` order."""
     index = queue.index(kind, now)
-    key, fit, shows = KEYS[kind], queue.fit, queue.shows
+    key, limit, shows = KEYS[kind], queue.prompt_limit, queue.shows
     for level in levels:
         possible, member = level.possible, level.member
-        if fit is not None:
+        if limit is not None:
 
             def fits(node: Node, possible: Callable[[Node], bool] = possible) -> bool:
-                return (node.started > 0 or node.min_r <= fit) and possible(node)
+                return (node.started > 0 or node.min_r <= limit) and possible(node)
 
             def shown(request: Request, member: Callable[[Request], bool] = member) -> bool:
                 return shows(request) and member(request)
@@ -311,8 +291,8 @@ def mlps_levels(now: float, throughput: float, config: SlidingConfig) -> tuple[L
                     if stage == PROMOTED:
                         return True
                     if urgent:
-                        return urgency(node.max_r, node.min_d, now, throughput, epsilon) > alpha
-                    return not urgency(node.min_r, node.max_d, now, throughput, epsilon) > alpha
+                        return is_urgent(node.max_r, node.min_d, now, throughput, alpha, epsilon)
+                    return not is_urgent(node.min_r, node.max_d, now, throughput, alpha, epsilon)
 
                 def member(request: Request, wanted: tuple[int, int, int] = wanted) -> bool:
                     return key(request)[:3] == wanted

@@ -12,7 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from slidingpolicy import Request, SchedulerState, SlidingConfig, sort_candidates
-from slidingpolicy.stages.order import burst_shed, edf_key
+from slidingpolicy.records.candidates import deadline_key
+from slidingpolicy.stages.order import burst_shed
 from tests.strategies import NOW, prefill_requests
 
 throughputs = st.floats(100.0, 50_000.0)
@@ -26,7 +27,7 @@ def queues(draw: st.DrawFn, max_size: int = 8) -> list[Request]:
 def feasible(kept: Sequence[Request], throughput: float) -> bool:
     """Every kept live request's prefill, after those due before it, done by its deadline."""
     work = 0
-    for request in sorted(kept, key=edf_key):
+    for request in sorted(kept, key=deadline_key):
         work += request.remaining_prefill
         if work > throughput * (request.deadline - NOW):
             return False

@@ -1,6 +1,6 @@
 """The head of the queue read off a `CandidateQueue`'s indexes is the head of the sorted
 queue, element for element: for MLPS in every configuration, EDF, FCFS and Sarathi's order,
-under a KV `fit`, and after the queue has been updated and time has moved on (issue
+under a KV `prompt_limit`, and after the queue has been updated and time has moved on (issue
 "bounded cost under overload")."""
 
 from __future__ import annotations
@@ -17,10 +17,11 @@ from hypothesis import strategies as st
 from slidingpolicy import Request, SchedulerState, SlidingConfig
 from slidingpolicy.errors import InvalidRecordError
 from slidingpolicy.policies.sarathi import IN_PROGRESS_FIRST
+from slidingpolicy.pricing.queue import head
 from slidingpolicy.records import tree
 from slidingpolicy.records.candidates import CandidateQueue
 from slidingpolicy.stages import order
-from slidingpolicy.stages.order import EDF, FCFS, QueueOrder, head, mlps_head, order_candidates
+from slidingpolicy.stages.order import EDF, FCFS, QueueOrder, mlps_head, order_candidates
 from tests.strategies import NOW, configs, decoding_requests, prefill_requests
 
 
@@ -59,9 +60,9 @@ def sorted_head(state: SchedulerState, config: SlidingConfig, reach: int) -> lis
 @given(candidates(), configs(), throughputs, fits, reaches)
 @settings(max_examples=300)
 def test_the_indexed_mlps_head_is_the_sorted_one(
-    requests: list[Request], config: SlidingConfig, rho: float, fit: int | None, reach: int
+    requests: list[Request], config: SlidingConfig, rho: float, limit: int | None, reach: int
 ) -> None:
-    state = SchedulerState.of(NOW, (), CandidateQueue.of(requests, fit), rho)
+    state = SchedulerState.of(NOW, (), CandidateQueue.of(requests, limit), rho)
     expected = sorted_head(state, config, reach)
     with indexed():
         assert ids(mlps_head(state, config, reach)) == ids(expected)
@@ -84,12 +85,12 @@ def test_the_index_stays_exact_as_the_queue_changes_and_time_moves(
     data: st.DataObject,
     config: SlidingConfig,
     rho: float,
-    fit: int | None,
+    limit: int | None,
     reach: int,
     steps: list[float],
 ) -> None:
     with indexed():
-        queue = CandidateQueue.of(requests, fit)
+        queue = CandidateQueue.of(requests, limit)
         now = NOW
         for step in steps:
             now = now + step
@@ -97,7 +98,7 @@ def test_the_index_stays_exact_as_the_queue_changes_and_time_moves(
             joining = [r for r in newcomers if data.draw(st.booleans())]
             newcomers = [r for r in newcomers if r not in joining]
             requests = [r for r in requests if r.id not in leaving] + joining
-            queue = queue.update(remove=leaving, add=joining).with_fit(fit)
+            queue = queue.update(remove=leaving, add=joining).with_prompt_limit(limit)
             state = SchedulerState.of(max(now, queue.latest_arrival), (), queue, rho)
             mlps_head(state, config, reach)
             reference = SchedulerState(state.now, tuple(requests), rho)
@@ -109,9 +110,9 @@ def test_the_index_stays_exact_as_the_queue_changes_and_time_moves(
 @given(candidates(), st.sampled_from([FCFS, EDF, IN_PROGRESS_FIRST]), fits, reaches)
 @settings(max_examples=200)
 def test_a_fixed_order_read_off_its_index_is_the_sorted_one(
-    requests: list[Request], fixed: QueueOrder, fit: int | None, reach: int
+    requests: list[Request], fixed: QueueOrder, limit: int | None, reach: int
 ) -> None:
-    state = SchedulerState.of(NOW, (), CandidateQueue.of(requests, fit), 8000.0)
+    state = SchedulerState.of(NOW, (), CandidateQueue.of(requests, limit), 8000.0)
     expected = head(sorted(state.prefill_candidates, key=fixed.key), reach)
     with indexed():
         assert ids(order.ordered_head(state, fixed, reach)) == ids(expected)
@@ -119,11 +120,11 @@ def test_a_fixed_order_read_off_its_index_is_the_sorted_one(
 
 @given(st.lists(decoding_requests("d"), max_size=1), candidates(), fits)
 def test_a_queued_state_holds_what_a_listed_one_does(
-    decodes: list[Request], requests: list[Request], fit: int | None
+    decodes: list[Request], requests: list[Request], limit: int | None
 ) -> None:
-    queue = CandidateQueue.of(requests, fit)
+    queue = CandidateQueue.of(requests, limit)
     state = SchedulerState.of(NOW, tuple(decodes), queue, 8000.0, 100)
-    shown = [r for r in requests if fit is None or r.prefilled > 0 or r.prompt_tokens <= fit]
+    shown = [r for r in requests if limit is None or r.prefilled > 0 or r.prompt_tokens <= limit]
     assert ids(list(state.prefill_candidates)) == sorted(ids(shown))
     assert ids(list(state.requests)) == ids(decodes) + sorted(ids(shown))
     assert state == SchedulerState(NOW, state.requests, 8000.0, 100)
@@ -152,8 +153,8 @@ def test_a_bad_update_names_the_queue_and_field_and_changes_nothing() -> None:
     assert ids(list(queue.shown())) == ["a"]
     replaced = queue.update(remove=["a"], add=[waiting("a", arrival=2.0)])
     assert [r.arrival for r in replaced.shown()] == [2.0]
-    with pytest.raises(InvalidRecordError, match="fit"):
-        CandidateQueue(fit=-1)
+    with pytest.raises(InvalidRecordError, match="prompt_limit"):
+        CandidateQueue(prompt_limit=-1)
 
 
 def test_a_queued_state_checks_its_decodes_and_the_queue_s_arrivals() -> None:

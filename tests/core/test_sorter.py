@@ -8,7 +8,8 @@ from typing import Any
 from hypothesis import given, settings
 
 from slidingpolicy import Request, SchedulerState, SlidingConfig, sort_candidates
-from slidingpolicy.stages.order import burst_shed, edf_key, is_urgent, mlps_keys
+from slidingpolicy.records.candidates import deadline_key
+from slidingpolicy.stages.order import burst_shed, is_urgent, mlps_keys
 from tests.strategies import NOW, configs, states
 
 
@@ -19,7 +20,7 @@ def test_mlps_output_is_sorted_by_its_key(state: SchedulerState, config: Sliding
     assert Counter(r.id for r in queue) == Counter(r.id for r in state.prefill_candidates)
     keys: list[Any]
     if config.order == "edf":
-        keys = [edf_key(r) for r in queue]
+        keys = [deadline_key(r) for r in queue]
     else:
         now, throughput = state.now, state.prefill_throughput
         shed = burst_shed(queue, now, throughput) if config.shed_bursts else frozenset()
@@ -32,13 +33,17 @@ def waiting(rid: str, prompt: int, slack: float, protected: bool = False) -> Req
     return Request(rid, NOW + slack - 3.0, prompt, 0, 0, 3.0, 0.1, protected=protected)
 
 
+def urgent(request: Request) -> bool:
+    return is_urgent(request.remaining_prefill, request.deadline, NOW, 5000.0, 1.0, 1e-3)
+
+
 def test_urgency_is_eq_13_against_alpha() -> None:
     # u = r / (ρ · max(s, ε)): 625 / (5000 · 0.125) = 1.0 is not > α = 1; 626 tokens is.
-    assert not is_urgent(waiting("a", 625, 0.125), NOW, 5000.0, 1.0, 1e-3)
-    assert is_urgent(waiting("b", 626, 0.125), NOW, 5000.0, 1.0, 1e-3)
+    assert not urgent(waiting("a", 625, 0.125))
+    assert urgent(waiting("b", 626, 0.125))
     # A passed deadline counts as ε: urgent once r > α·ρ·ε = 5 tokens.
-    assert not is_urgent(waiting("c", 5, -5.0), NOW, 5000.0, 1.0, 1e-3)
-    assert is_urgent(waiting("d", 6, -5.0), NOW, 5000.0, 1.0, 1e-3)
+    assert not urgent(waiting("c", 5, -5.0))
+    assert urgent(waiting("d", 6, -5.0))
 
 
 def test_protection_then_urgency_then_work() -> None:

@@ -60,7 +60,10 @@ STATE = SchedulerState(NOW, (*DECODES, R1, R2, R3, R4, R5), RHO)
 
 
 def test_step_1_urgency_and_mlps_order() -> None:
-    urgent = {r.id: is_urgent(r, NOW, RHO, 1.0, 1e-3) for r in (R1, R2, R3, R4, R5)}
+    urgent = {
+        r.id: is_urgent(r.remaining_prefill, r.deadline, NOW, RHO, 1.0, 1e-3)
+        for r in (R1, R2, R3, R4, R5)
+    }
     assert urgent == {"r1": True, "r2": True, "r3": False, "r4": True, "r5": False}
     assert [r.id for r in sort_candidates(STATE)] == ["r1", "r2", "r4", "r3", "r5"]
 

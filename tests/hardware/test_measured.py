@@ -14,9 +14,11 @@ from slidingpolicy.hardware.measured import (
     MeasuredGrid,
     MeasuredTable,
     build_table,
-    render_module,
+    read_tables,
+    render_json,
 )
-from slidingpolicy.hardware.measured_tables import A100_80G_MEASURED
+
+A100_80G_MEASURED = MEASURED["a100-80g-measured"]
 
 
 @pytest.mark.parametrize("tp", [1, 2, 4, 8])
@@ -62,14 +64,14 @@ def test_the_packaged_table_equals_the_csv(vidur_profile: Path) -> None:
         np.testing.assert_allclose(packaged.dense_seconds, read.dense_seconds, atol=1e-8, rtol=0)
 
 
-def test_render_module_round_trips() -> None:
+def test_render_json_round_trips(tmp_path: Path) -> None:
     table = MeasuredTable(
         "x-measured", "a100-80g", "llama3-8b", "a test", (MeasuredGrid(1, (1, 8), (0.5, 0.75)),)
     )
-    namespace: dict[str, object] = {}
-    exec(render_module((table,), "a header"), namespace)
-    assert namespace["X_MEASURED"] == table
-    assert MEASURED["a100-80g-measured"] is A100_80G_MEASURED
+    path = tmp_path / "tables.json"
+    path.write_text(render_json((table, A100_80G_MEASURED), "a header\non two lines"))
+    assert read_tables(path) == (table, A100_80G_MEASURED)
+    assert read_tables() == (A100_80G_MEASURED,)
 
 
 @pytest.mark.parametrize(

@@ -10,6 +10,7 @@ from __future__ import annotations
 from hypothesis import strategies as st
 
 from slidingpolicy import LatencyPredictor, LinearModel, Request, SchedulerState, SlidingConfig
+from slidingpolicy.records.config import Order
 
 NOW = 100.0
 
@@ -89,6 +90,7 @@ def states(draw: st.DrawFn, max_decodes: int = 40, max_candidates: int = 16) -> 
 def configs(draw: st.DrawFn) -> SlidingConfig:
     """Any valid configuration, including the ablations and windows 1–3."""
     demote = draw(st.booleans())
+    order: Order = draw(st.sampled_from(["mlps", "edf"]))
     return SlidingConfig(
         max_batch_tokens=draw(st.sampled_from([64, 512, 2048, 4096])),
         urgency_threshold=draw(st.sampled_from([0.5, 1.0, 2.0])),
@@ -98,11 +100,12 @@ def configs(draw: st.DrawFn) -> SlidingConfig:
         late_share=draw(st.sampled_from([1.0, 0.5, 0.1])),
         kv_headroom=draw(st.sampled_from([0, 16, 256])),
         split_search=draw(st.sampled_from(["exact", "ternary"])),
-        order=draw(st.sampled_from(["mlps", "edf"])),
+        order=order,
         level_order=draw(st.sampled_from(["remaining", "deadline"])),
         urgent_first=draw(st.booleans()),
         constructor=draw(st.booleans()),
         latency_margin=draw(st.sampled_from([None, 1.0, 1.1])),
+        shed_bursts=draw(st.booleans()) if demote and order == "mlps" else False,
     )
 
 

@@ -6,14 +6,17 @@ measures against. The package ships one for each plain roofline in
 `profiling.DEFAULT_PROFILES`; any other model (a quantized roofline, a measured table, a profile
 CSV, another model or TP) is sampled and fitted with the package's own calibration
 (`profiling.profile`, `fit.fit_predictor`, the default sample count and seed, so the same as
-`profiling.make_default`), once, and the predictor is kept in a cache folder under a name that
-is a hash of
+`profiling.make_default`), once. A model that quantizes its GEMMs to tiles gets the
+tile-aware predictor (`calibration_tile`: x8 counts the tallest tile its library picks from),
+which sees the steps a plain linear fit smooths over. The predictor is kept in a cache folder
+under a name that is a hash of
 
 - the hardware model's content: its type and every field it was built from (GPU, model shape,
-  TP, efficiencies, noise, tiles, measured grid and seconds), and
+  TP, efficiencies, noise, tiles, measured grid and seconds),
+- the fit's settings: the sample count, the seed and the tile, and
 - the calibration and hardware code (every module of `slidingpolicy.pricing` and
-  `slidingpolicy.hardware`, and `slidingpolicy.predictors.profiling`), so that a change to any
-  of them refits rather than reuses.
+  `slidingpolicy.hardware`, `slidingpolicy.predictors.profiling` and this module), so that a
+  change to any of them refits rather than reuses.
 
 The folder is $SLIDINGPOLICY_CACHE, else $XDG_CACHE_HOME/slidingpolicy, else
 ~/.cache/slidingpolicy; predictors go in its ``predictors`` subfolder. A cached file that cannot
@@ -39,7 +42,7 @@ import slidingpolicy.hardware
 import slidingpolicy.predictors.profiling
 import slidingpolicy.pricing
 from slidingpolicy.errors import SlidingPolicyError
-from slidingpolicy.hardware import HardwareModel
+from slidingpolicy.hardware import HardwareModel, QuantizedRooflineModel
 from slidingpolicy.predictors import default_predictor
 from slidingpolicy.predictors.profiling import (
     DEFAULT_PROFILES,
@@ -82,11 +85,20 @@ def calibrated(hardware: HardwareModel, folder: Path | None = None) -> LatencyPr
             return LatencyPredictor.load(path)
         except SlidingPolicyError as error:
             warnings.warn(f"refitting: bad cached predictor {path} ({error})", stacklevel=2)
-    predictor = fit_predictor(
-        profile(hardware, DEFAULT_SAMPLES, DEFAULT_SEED), source=hardware.name
-    )
+    samples = profile(hardware, DEFAULT_SAMPLES, DEFAULT_SEED)
+    predictor = fit_predictor(samples, source=hardware.name, tile=calibration_tile(hardware))
     _save(predictor, path)
     return predictor
+
+
+def calibration_tile(hardware: HardwareModel) -> int | None:
+    """The tile T of the predictor fitted on `hardware`: for a tile-quantized model, the
+    tallest tile its GEMM library picks from (the one it runs at the batch sizes a loaded
+    scheduler prices; on the built-in GPUs it predicts held-out batches best of their
+    heights); none for a model without tiles."""
+    if isinstance(hardware, QuantizedRooflineModel):
+        return max(tile.rows for tile in hardware.tiling.tiles)
+    return None
 
 
 def _save(predictor: LatencyPredictor, path: Path) -> None:
@@ -102,7 +114,8 @@ def _save(predictor: LatencyPredictor, path: Path) -> None:
 
 
 def fingerprint(hardware: HardwareModel) -> str:
-    """A hash of the hardware model's content and of the calibration and hardware code."""
+    """A hash of the hardware model's content, the fit's settings, and the calibration and
+    hardware code."""
     if not attrs.has(type(hardware)):
         raise SlidingPolicyError(f"hardware {hardware.name!r}: not an attrs record, no content")
     content = attrs.asdict(
@@ -114,6 +127,7 @@ def fingerprint(hardware: HardwareModel) -> str:
             "content": content,
             "samples": DEFAULT_SAMPLES,
             "seed": DEFAULT_SEED,
+            "tile": calibration_tile(hardware),
             "code": _code_digest(),
         },
         sort_keys=True,
@@ -130,9 +144,10 @@ def _plain(_: object, __: object, value: Any) -> Any:
 
 @functools.cache
 def _code_digest() -> str:
-    """A hash of the source of the pricing and hardware packages and of the profiler."""
+    """A hash of the source of the pricing and hardware packages, of the profiler and of this
+    module."""
     digest = hashlib.sha256()
-    sources = [Path(slidingpolicy.predictors.profiling.__file__)]
+    sources = [Path(slidingpolicy.predictors.profiling.__file__), Path(__file__)]
     for package in (slidingpolicy.pricing, slidingpolicy.hardware):
         sources += Path(package.__file__ or "").parent.glob("*.py")
     for source in sorted(sources):

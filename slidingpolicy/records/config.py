@@ -40,6 +40,12 @@ class SlidingConfig:
     - `late_share`: f in (0, 1], the share of each second (`stages.order.LATE_PERIOD`), its
       first f, in which promoted requests go first; the rest of the time they stay last, so
       that they take at most f of the engine from live requests under sustained overload.
+    - `shed_bursts`: with `demote_late` and MLPS, when the live requests cannot all finish
+      their prefill by their TTFT deadlines at ρ_t (taken in deadline order), the largest
+      unprotected prompts are demoted to the late stage until the rest can (`stages.order.
+      burst_shed`): a burst's misses are its largest prompts, not whichever request is late.
+      False: only requests past their deadline are demoted (docs/decisions.md, "How close to
+      the limit").
     - `kv_headroom`: a waiting request starts its prefill only if the KV slots left free
       after its prompt are at least this many per running request (decoding or prefilling,
       itself included): room for their next tokens, so that decodes do not run the cache
@@ -65,6 +71,7 @@ class SlidingConfig:
     late_grace: float | None = None
     late_share: float = 1.0
     kv_headroom: int = 0
+    shed_bursts: bool = False
 
     def __attrs_post_init__(self) -> None:
         record = "sliding config"
@@ -88,12 +95,13 @@ class SlidingConfig:
                 raise InvalidRecordError(
                     record, field, f"={getattr(self, field)!r} is not one of {allowed}"
                 )
-        for field in ("demote_late", "constructor", "urgent_first"):
+        for field in ("demote_late", "constructor", "urgent_first", "shed_bursts"):
             if not isinstance(getattr(self, field), bool):
                 raise InvalidRecordError(record, field, "must be a bool")
 
     def _check_promotion(self, record: str) -> None:
-        """`late_grace` (seconds, only with `demote_late`) and `late_share` in (0, 1]."""
+        """`late_grace` (seconds, only with `demote_late`), `late_share` in (0, 1], and
+        `shed_bursts` only with `demote_late` and MLPS."""
         share = _validate.finite(record, "late_share", self.late_share)
         if not 0.0 < share <= 1.0:
             raise InvalidRecordError(record, "late_share", f"={share} must be in (0, 1]")
@@ -103,3 +111,9 @@ class SlidingConfig:
                 raise InvalidRecordError(
                     record, "late_grace", "needs demote_late=True: nothing is demoted otherwise"
                 )
+        if self.shed_bursts is True and (not self.demote_late or self.order != "mlps"):
+            raise InvalidRecordError(
+                record,
+                "shed_bursts",
+                "needs demote_late=True and order='mlps' (it demotes to MLPS's late stage)",
+            )

@@ -8,7 +8,8 @@ tells them apart exactly: it splits the queue at its deadline (late or not), and
 subtrees bounds r_i and d_i, so a level's scan skips every subtree where the urgency of eq. 14,
 monotone in both (more work, less slack), cannot match; every request met is then checked
 with the same key the sort uses. Both paths give the same head, element for element
-(tests/core/test_queue_order.py).
+(tests/core/test_queue_order.py). Burst shedding (`burst_shed`) looks at the whole queue, so
+a state it applies to is always sorted.
 """
 
 from __future__ import annotations
@@ -82,12 +83,35 @@ def level_kind(config: SlidingConfig) -> Kind:
     return "remaining" if config.level_order == "remaining" else "due"
 
 
-def mlps_keys(now: float, throughput: float, config: SlidingConfig) -> Callable[[Request], MlpsKey]:
+def burst_shed(candidates: Iterable[Request], now: float, throughput: float) -> frozenset[str]:
+    """The ids of the fewest live requests to give up so that every other live one can finish
+    its prefill by its TTFT deadline at ρ_t tokens/s, in deadline order: Moore–Hodgson's rule
+    (fewest late jobs on one machine). Walking the live requests by deadline, whenever the
+    prefill work so far exceeds ρ_t·(d_k − now), the largest unprotected prompt so far is
+    dropped; protected requests are never dropped (their work still counts)."""
+    live = sorted((r for r in candidates if r.deadline > now), key=deadline_key)
+    largest: list[tuple[int, str]] = []
+    work, shed = 0, set()
+    for request in live:
+        work += request.remaining_prefill
+        if not request.protected:
+            heapq.heappush(largest, (-request.remaining_prefill, request.id))
+        while largest and work > throughput * (request.deadline - now):
+            size, dropped = heapq.heappop(largest)
+            work += size
+            shed.add(dropped)
+    return frozenset(shed)
+
+
+def mlps_keys(
+    now: float, throughput: float, config: SlidingConfig, shed: frozenset[str] = frozenset()
+) -> Callable[[Request], MlpsKey]:
     """K_i = (1 − g_i, stage_i, 1 − e_i) then the level's own order (eq. 15), as a sort key.
 
-    stage_i is LIVE, or with `demote_late` (§7.2) LATE once the TTFT deadline has passed and,
-    with a `late_grace` G, PROMOTED once it passed more than G ago, in the promotion windows
-    (`promotion_line`; `PROMOTED < LIVE < LATE`);
+    stage_i is LIVE, or with `demote_late` (§7.2) LATE once the TTFT deadline has passed (or
+    when the request's id is in `shed`, `burst_shed`) and, with a `late_grace` G, PROMOTED
+    once it passed more than G ago, in the promotion windows (`promotion_line`;
+    `PROMOTED < LIVE < LATE`);
     PROMOTED is one level, urgency aside (e_i = 0), so that promoted requests go in their own
     order. Inside a level: r_i, arrival, id (the paper's), or with `level_order="deadline"`
     the TTFT deadline, then r_i, arrival, id: the key of the `level_kind` index. e_i is
@@ -101,7 +125,7 @@ def mlps_keys(now: float, throughput: float, config: SlidingConfig) -> Callable[
     def key(request: Request) -> MlpsKey:
         deadline = request.deadline
         if not demote or deadline > now:
-            stage = LIVE
+            stage = LATE if shed and request.id in shed else LIVE
         else:
             stage = PROMOTED if deadline <= promoted_before else LATE
         calm = stage == PROMOTED or urgent_first == is_urgent(
@@ -121,7 +145,8 @@ def order_candidates(
         return queue
     if config.order == "edf":
         return sorted(queue, key=deadline_key)
-    return sorted(queue, key=mlps_keys(now, throughput, config))
+    shed = burst_shed(queue, now, throughput) if config.shed_bursts else frozenset()
+    return sorted(queue, key=mlps_keys(now, throughput, config, shed))
 
 
 def sort_candidates(
@@ -285,7 +310,7 @@ def mlps_head(
     now, throughput = state.now, state.prefill_throughput
     if config.order == "edf":
         return ordered_head(state, EDF, reach, within)
-    if reach is None or not _indexed(state):
+    if reach is None or not _indexed(state) or config.shed_bursts:
         ordered = order_candidates(state.prefill_candidates, now, throughput, config)
         return head(within(ordered), reach)
     kind = level_kind(config)

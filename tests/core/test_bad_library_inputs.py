@@ -415,6 +415,11 @@ CASES = [
         "sliding config: late_grace needs demote_late=True",
     ),
     Case(
+        "burst shedding in EDF order",
+        lambda _: SlidingConfig(order="edf", shed_bursts=True),
+        "sliding config: shed_bursts needs demote_late=True and order='mlps'",
+    ),
+    Case(
         "a negative KV headroom",
         lambda _: SlidingConfig(kv_headroom=-1),
         "sliding config: kv_headroom=-1 must be >= 0",

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 
 from slidingpolicy import Request, SchedulerState, SlidingConfig, sort_candidates
 from slidingpolicy.records.candidates import deadline_key
-from slidingpolicy.stages.order import is_urgent, mlps_keys
+from slidingpolicy.stages.order import burst_shed, is_urgent, mlps_keys
 from tests.strategies import NOW, configs, states
 
 
@@ -22,7 +22,9 @@ def test_mlps_output_is_sorted_by_its_key(state: SchedulerState, config: Sliding
     if config.order == "edf":
         keys = [deadline_key(r) for r in queue]
     else:
-        key = mlps_keys(state.now, state.prefill_throughput, config)
+        now, throughput = state.now, state.prefill_throughput
+        shed = burst_shed(queue, now, throughput) if config.shed_bursts else frozenset()
+        key = mlps_keys(now, throughput, config, shed)
         keys = [key(r) for r in queue]
     assert keys == sorted(keys)
 

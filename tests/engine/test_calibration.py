@@ -7,13 +7,16 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import attrs
+import numpy as np
 import pytest
 
 from slidingpolicy import default_predictor
 from slidingpolicy.engine import HardwareSpec
 from slidingpolicy.hardware import QuantizedRooflineModel, build_hardware
+from slidingpolicy.hardware.quantized import TILINGS
 from slidingpolicy.predictors import calibration
 from slidingpolicy.predictors.calibration import calibrated, fingerprint
+from slidingpolicy.predictors.profiling import DEFAULT_SAMPLES, DEFAULT_SEED, profile
 from slidingpolicy.pricing import LatencyPredictor, Sample, fit_predictor
 
 
@@ -22,9 +25,11 @@ def fits(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The names of the hardware models fitted during the test."""
     fitted: list[str] = []
 
-    def counting(samples: Sequence[Sample], source: str = "") -> LatencyPredictor:
+    def counting(
+        samples: Sequence[Sample], source: str = "", tile: int | None = None
+    ) -> LatencyPredictor:
         fitted.append(source)
-        return fit_predictor(samples, source=source)
+        return fit_predictor(samples, source=source, tile=tile)
 
     monkeypatch.setattr(calibration, "fit_predictor", counting)
     return fitted
@@ -100,3 +105,39 @@ def test_the_default_cache_folder_follows_the_environment(
     monkeypatch.delenv("SLIDINGPOLICY_CACHE")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     assert calibration.cache_dir() == tmp_path / "xdg" / "slidingpolicy" / "predictors"
+
+
+def squared_error(predictor: LatencyPredictor, samples: Sequence[Sample]) -> float:
+    """Σ (T̂ − y)² over `samples`."""
+    return sum(
+        (predictor.predict(np.array(s.chunks), np.array(s.contexts)) - s.latency) ** 2
+        for s in samples
+    )
+
+
+@pytest.mark.parametrize("gpu", sorted(TILINGS))
+def test_a_tiled_model_is_calibrated_tile_aware_and_predicts_held_out_batches_better(
+    gpu: str, tmp_path: Path
+) -> None:
+    """On a tile-quantized GPU the predictor fitted on first use counts the tallest tile its
+    library picks, and on batches it was not fitted on it errs less than the fit without the
+    tile on the same calibration batches."""
+    hw = build_hardware(f"{gpu}-quantized", "qwen2.5-7b", 1)
+    assert isinstance(hw, QuantizedRooflineModel)
+    predictor = calibrated(hw, tmp_path)
+    assert predictor.tile == max(t.rows for t in hw.tiling.tiles)
+    untiled = fit_predictor(profile(hw, DEFAULT_SAMPLES, DEFAULT_SEED))
+    held_out = profile(hw, 1000, DEFAULT_SEED + 1)
+    assert squared_error(predictor, held_out) < squared_error(untiled, held_out)
+
+
+def test_a_model_without_tiles_is_calibrated_without_a_tile(tmp_path: Path) -> None:
+    assert calibrated(build_hardware("a100-80g-measured", "llama3-8b", 1), tmp_path).tile is None
+
+
+def test_the_tile_of_the_fit_is_part_of_the_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A cached fit without the tile is never reused for a fit with one, and back."""
+    hw = build_hardware("rtx3090-quantized", "qwen2.5-7b", 2)
+    tiled = fingerprint(hw)
+    monkeypatch.setattr(calibration, "calibration_tile", lambda _: None)
+    assert fingerprint(hw) != tiled

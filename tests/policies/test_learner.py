@@ -183,6 +183,33 @@ def test_every_predictor_the_learner_installs_is_in_monotone_order(
         assert is_in_order(learner.predictor)
 
 
+@given(
+    predictors(tiles=True),
+    st.lists(st.tuples(batches, st.floats(0.0, 2.0)), max_size=40),
+    st.integers(1, 4),
+    st.integers(0, 6),
+)
+@settings(max_examples=40, deadline=None)
+def test_the_learner_keeps_the_prior_s_tile_in_every_refit(
+    prior: LatencyPredictor,
+    observed: list[tuple[list[tuple[int, int]], float]],
+    refit_every: int,
+    warmup: int,
+) -> None:
+    """A tile-aware prior (what calibration fits on a tile-quantized GPU) stays tile-aware:
+    every predictor in force counts the same tile with as many weights."""
+    config = OnlineConfig(refit_every=refit_every, warmup=warmup)
+    learner = learning.start(prior, config)
+    width = len(prior.fallback.weights)
+    for batch, latency in observed:
+        chunks, contexts = np.array([c for c, _ in batch]), np.array([u for _, u in batch])
+        x, scenario = batch_features(chunks, contexts, prior.tile)
+        learner = learning.observe(learner, config, x, scenario, latency)
+        predictor = learner.predictor
+        assert predictor.tile == prior.tile
+        assert {len(m.weights) for m in (*predictor.models, predictor.fallback)} == {width}
+
+
 def test_an_ordered_prior_is_planned_with_as_it_is() -> None:
     assert in_order(PRIOR) is PRIOR
     assert learning.start(PRIOR, CONFIG).predictor == attrs.evolve(PRIOR, margin=1.5)

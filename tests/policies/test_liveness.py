@@ -34,6 +34,7 @@ SLIDING_CHOICES: dict[str, st.SearchStrategy[Any]] = {
     "late_grace": st.sampled_from([None, 0.0, 3.0]),
     "late_share": st.sampled_from([1.0, 0.1]),
     "kv_headroom": st.sampled_from([0, 16, 4096]),
+    "shed_bursts": st.booleans(),
 }
 LEARNING: st.SearchStrategy[dict[str, Any]] = st.sampled_from(
     [
@@ -57,6 +58,8 @@ def configured(draw: st.DrawFn) -> tuple[str, dict[str, Any]]:
     if name not in FIXED:
         return name, learning
     free = [o for o in variant_options(name) if o in SLIDING_CHOICES]
+    if FIXED[name].get("order") == "edf":
+        free.remove("shed_bursts")  # shedding demotes in MLPS's levels; EDF has none
     chosen = draw(st.lists(st.sampled_from(free), unique=True)) if free else []
     return name, {**learning, **{option: draw(SLIDING_CHOICES[option]) for option in chosen}}
 

@@ -82,17 +82,18 @@ def seconds(record: Name, field: str, value: object) -> float:
     """A time in seconds: finite, >= 0 and at most `MAX_SECONDS`."""
     if type(value) is float and 0.0 <= value <= MAX_SECONDS:
         return value
-    number = non_negative(record, field, value)
-    if number > MAX_SECONDS:
-        raise _beyond(record, field, number)
-    return number
+    return _within_max(record, field, non_negative(record, field, value))
 
 
 def duration(record: Name, field: str, value: object) -> float:
     """A duration in seconds: finite, > 0 and at most `MAX_SECONDS`."""
     if type(value) is float and 0.0 < value <= MAX_SECONDS:
         return value
-    number = positive(record, field, value)
+    return _within_max(record, field, positive(record, field, value))
+
+
+def _within_max(record: Name, field: str, number: float) -> float:
+    """`number` if it is at most `MAX_SECONDS`; the slow path of `seconds` and `duration`."""
     if number > MAX_SECONDS:
         raise _beyond(record, field, number)
     return number

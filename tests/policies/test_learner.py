@@ -10,6 +10,8 @@ in force *before* the learner sees it, as a policy prices its plan.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import attrs
 import numpy as np
 import pytest
@@ -174,13 +176,24 @@ def test_every_predictor_the_learner_installs_is_in_monotone_order(
     """Whatever the prior (even out of order) and whatever it observes, every predictor in
     force is in the order of proofs/monotonicity.md §5."""
     config = OnlineConfig(refit_every=refit_every, warmup=warmup)
+    for predictor in predictors_in_force(prior, config, observed):
+        assert is_in_order(predictor)
+
+
+def predictors_in_force(
+    prior: LatencyPredictor,
+    config: OnlineConfig,
+    observed: list[tuple[list[tuple[int, int]], float]],
+) -> Iterator[LatencyPredictor]:
+    """The predictor the learner starts with from `prior`, then the one in force after each
+    observed (batch, latency)."""
     learner = learning.start(prior, config)
-    assert is_in_order(learner.predictor)
+    yield learner.predictor
     for batch, latency in observed:
         chunks, contexts = np.array([c for c, _ in batch]), np.array([u for _, u in batch])
         x, scenario = batch_features(chunks, contexts, prior.tile)
         learner = learning.observe(learner, config, x, scenario, latency)
-        assert is_in_order(learner.predictor)
+        yield learner.predictor
 
 
 @given(
@@ -199,13 +212,8 @@ def test_the_learner_keeps_the_prior_s_tile_in_every_refit(
     """A tile-aware prior (what calibration fits on a tile-quantized GPU) stays tile-aware:
     every predictor in force counts the same tile with as many weights."""
     config = OnlineConfig(refit_every=refit_every, warmup=warmup)
-    learner = learning.start(prior, config)
     width = len(prior.fallback.weights)
-    for batch, latency in observed:
-        chunks, contexts = np.array([c for c, _ in batch]), np.array([u for _, u in batch])
-        x, scenario = batch_features(chunks, contexts, prior.tile)
-        learner = learning.observe(learner, config, x, scenario, latency)
-        predictor = learner.predictor
+    for predictor in predictors_in_force(prior, config, observed):
         assert predictor.tile == prior.tile
         assert {len(m.weights) for m in (*predictor.models, predictor.fallback)} == {width}
 

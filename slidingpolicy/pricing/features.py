@@ -11,9 +11,9 @@ arrays (many batches at once: `chunk_terms`, `PricedQueue.latencies`, the vector
 `prefill_terms` (what a prefill chunk adds), `scenario` (eq. 5), `tile_count` (x8), `linear`
 and `chunk_piece` (eq. 6, in the one order of float operations every search compares), and
 `dot_rows` (eq. 6 over rows of features, the order the fit and the learner use). The two
-innermost calls of the scalar searches, `add_chunk` and `LatencyPredictor.price`, write
-`prefill_terms` and `linear` inline, since a call there costs up to 8% of a plan's time; a
-property test holds them to the kernel bit for bit (tests/core/test_kernel.py).
+innermost calls of the scalar searches, `add_chunk` and `LatencyPredictor.price`, call
+`prefill_terms` and `linear`; a property test holds them to the array kernel bit for bit
+(tests/core/test_kernel.py).
 """
 
 from __future__ import annotations
@@ -83,8 +83,8 @@ def add_chunk(terms: Terms, c: int, u: int) -> Terms:
     (eq. 4): a prefill chunk when c ≥ 2, a decode when c = 1."""
     x1, x2, x3, x4, x5, x6, x7 = terms
     if c >= 2:
-        # `prefill_terms` inline: this is the searches' innermost call (tests/core/test_kernel.py).
-        return x1 + c * (u + c), x2 + c * c, x3 + u, x4, x5, x6 + c, x7 if x7 > c else c
+        a1, a2, a3, a6, a7 = prefill_terms(c, u)
+        return x1 + a1, x2 + a2, x3 + a3, x4, x5, x6 + a6, x7 if x7 > a7 else a7
     return x1, x2, x3 + u, x4 + 1, x5 + u, x6, x7
 
 

@@ -153,11 +153,7 @@ class LatencyPredictor:
         w = self.by_presence[x6 > 0][x4 > 0]
         if w is None:
             return 0.0
-        # `features.linear` inline (a call here costs up to 8% of a plan's time), then
-        # the peak term: `price_arrays`, on the kernel, gives the same floats (test_kernel.py).
-        price: float = (
-            w[0] + w[1] * x1 + w[2] * x2 + w[3] * x3 + w[4] * x4 + w[5] * x5 + w[6] * x6 + w[7] * x7
-        )
+        price: float = linear(w, x1, x2, x3, x4, x5, x6) + w[7] * x7
         if self.tile is None:
             return price
         tiles: int = tile_count(x4 + x6, self.tile)

@@ -1,6 +1,7 @@
-"""The scalar forms written inline for speed are the kernel's formulas (eq. 4–6) bit for bit:
-`add_chunk` is `prefill_terms` (or a decode) added to the batch, and `LatencyPredictor.price`
-is `price_arrays` (on `features.linear` and `features.scenario`) of a batch of one."""
+"""The scalar and array forms of eq. 4–6 agree: the terms of a batch, one chunk at a time
+(`add_chunks`) or per chunk as arrays (`chunk_terms`), are eq. 4's sums, and
+`LatencyPredictor.price` is `price_arrays` (on `features.linear` and `features.scenario`) of
+a batch of one, bit for bit."""
 
 from __future__ import annotations
 
@@ -9,23 +10,33 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from slidingpolicy import LatencyPredictor
-from slidingpolicy.pricing.features import EMPTY, Terms, add_chunk, add_chunks, prefill_terms
+from slidingpolicy.pricing.features import EMPTY, Terms, add_chunks, chunk_terms
 from tests.strategies import predictors
 
 chunks = st.lists(st.tuples(st.integers(0, 3000), st.integers(0, 8000)), max_size=12)
 
 
-@given(chunks, st.integers(1, 3000), st.integers(0, 8000))
-def test_add_chunk_adds_prefill_terms_or_a_decode(
-    before: list[tuple[int, int]], c: int, u: int
-) -> None:
-    x1, x2, x3, x4, x5, x6, x7 = terms = add_chunks(EMPTY, [(c, u) for c, u in before if c])
-    if c >= 2:
-        a1, a2, a3, a6, a7 = prefill_terms(c, u)
-        expected = (x1 + a1, x2 + a2, x3 + a3, x4, x5, x6 + a6, max(x7, a7))
-    else:
-        expected = (x1, x2, x3 + u, x4 + 1, x5 + u, x6, x7)
-    assert add_chunk(terms, c, u) == expected
+@given(chunks)
+def test_the_scalar_and_array_terms_are_eq_4s_sums(batch: list[tuple[int, int]]) -> None:
+    """x1..x7 written out from their definitions over P = {c ≥ 2} and D = {c = 1} (eq. 4):
+    what `add_chunks` builds one chunk at a time, and what `chunk_terms` gives per chunk (where
+    an empty chunk, c = 0, adds nothing)."""
+    columns = chunk_terms(*(np.array([x[i] for x in batch], dtype=np.int64) for i in (0, 1)))
+    batch = [(c, u) for c, u in batch if c]
+    p = [(c, u) for c, u in batch if c >= 2]
+    d = [u for c, u in batch if c == 1]
+    eq4 = (
+        sum(c * (u + c) for c, u in p),
+        sum(c * c for c, _ in p),
+        sum(u for _, u in batch),
+        len(d),
+        sum(d),
+        sum(c for c, _ in p),
+        max((c for c, _ in p), default=0),
+    )
+    assert add_chunks(EMPTY, batch) == eq4
+    arrays = (*(int(column.sum()) for column in columns[:6]), int(columns[6].max(initial=0)))
+    assert arrays == eq4
 
 
 @given(predictors(tiles=True), st.lists(chunks, min_size=1, max_size=6))

@@ -22,19 +22,19 @@ def test_the_scalar_and_array_terms_are_eq_4s_sums(batch: list[tuple[int, int]])
     what `add_chunks` builds one chunk at a time, and what `chunk_terms` gives per chunk (where
     an empty chunk, c = 0, adds nothing)."""
     columns = chunk_terms(*(np.array([x[i] for x in batch], dtype=np.int64) for i in (0, 1)))
-    batch = [(c, u) for c, u in batch if c]
-    p = [(c, u) for c, u in batch if c >= 2]
-    d = [u for c, u in batch if c == 1]
+    present = [(c, u) for c, u in batch if c]
+    p = [(c, u) for c, u in present if c >= 2]
+    d = [u for c, u in present if c == 1]
     eq4 = (
         sum(c * (u + c) for c, u in p),
         sum(c * c for c, _ in p),
-        sum(u for _, u in batch),
+        sum(u for _, u in present),
         len(d),
         sum(d),
         sum(c for c, _ in p),
         max((c for c, _ in p), default=0),
     )
-    assert add_chunks(EMPTY, batch) == eq4
+    assert add_chunks(EMPTY, present) == eq4
     arrays = (*(int(column.sum()) for column in columns[:6]), int(columns[6].max(initial=0)))
     assert arrays == eq4
 

@@ -145,11 +145,16 @@ def table_rows(recorded: Recorded, simulated: Sequence[RunSummary]) -> list[dict
     return rows
 
 
+def _at_most(value: float, bound: float) -> bool:
+    """`|value| <= bound`, where a value at the bound but for floating-point rounding
+    (6 of 120 requests: 114 / 120 - 1 is a hair beyond 0.05) counts as at it."""
+    return abs(value) <= bound or math.isclose(abs(value), bound)
+
+
 def within_bounds(row: dict[str, Any]) -> bool:
     """The row's attainment within `ATTAINMENT_BOUND` and each p50 within `LATENCY_BOUND`."""
-    errors = [abs(row[f"{name}_relative_error"]) for name in LATENCIES]
-    return abs(row["attainment_difference"]) <= ATTAINMENT_BOUND and all(
-        e <= LATENCY_BOUND for e in errors
+    return _at_most(row["attainment_difference"], ATTAINMENT_BOUND) and all(
+        _at_most(row[f"{name}_relative_error"], LATENCY_BOUND) for name in LATENCIES
     )
 
 

@@ -18,6 +18,7 @@ from slidingpolicy.replay.fidelity import (
     ranking_rows,
     server_budget,
     setting_runs,
+    within_bounds,
 )
 from slidingpolicy.replay.recorded import read_replay
 from tests.cli.conftest import run_cli
@@ -172,6 +173,23 @@ def test_a_ranking_is_judged_only_where_the_real_ranges_do_not_overlap() -> None
     assert pairs["b", "c"]["separated"] is False
     assert pairs["a", "d"]["separated"] is False, "one run has no spread to exceed"
     assert pairs["a", "b"]["real_difference"] == pytest.approx(0.3)
+
+
+def test_a_difference_exactly_at_a_bound_is_within_it() -> None:
+    # All 120 requests met in the real runs, 114 of 120 simulated: 6/120 is exactly 0.05,
+    # though 114/120 - 1 in floating point is a hair beyond it; a p50 exactly 15% long, too.
+    at_bound = {
+        "attainment_difference": 114 / 120 - 1.0,
+        "ttft_p50_relative_error": 0.0345 / 0.03 - 1.0,
+        "tbt_p50_relative_error": 0.0,
+    }
+    assert abs(at_bound["attainment_difference"]) > 0.05
+    assert abs(at_bound["ttft_p50_relative_error"]) > 0.15
+    assert within_bounds(at_bound)
+    beyond = {**at_bound, "attainment_difference": 113 / 120 - 1.0}
+    assert not within_bounds(beyond)
+    slow = {**at_bound, "ttft_p50_relative_error": 0.0346 / 0.03 - 1.0}
+    assert not within_bounds(slow)
 
 
 def test_the_native_budget_is_read_from_the_server_command(tmp_path: Path) -> None:

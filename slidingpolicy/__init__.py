@@ -25,16 +25,19 @@ from slidingpolicy.predictors import default_predictor
 from slidingpolicy.pricing import LatencyPredictor, LinearModel
 from slidingpolicy.pricing.budget import time_to_budget
 from slidingpolicy.pricing.queue import PricedQueue
+from slidingpolicy.pricing.throughput import next_throughput
 from slidingpolicy.records.candidates import CandidateQueue
 from slidingpolicy.records.config import SlidingConfig
 from slidingpolicy.records.plan import Allocation, BatchPlan, Diagnostics, PlanPath
 from slidingpolicy.records.request import Phase, Request
+from slidingpolicy.records.slo import SLO_KEYS, Slo, check_slo_value, read_slo
 from slidingpolicy.records.state import SchedulerState
 from slidingpolicy.stages.chunk import sliding_chunk
 from slidingpolicy.stages.construct import construct_batch
 from slidingpolicy.stages.order import sort_candidates
 
 __all__ = [
+    "SLO_KEYS",
     "Allocation",
     "BatchPlan",
     "CandidateQueue",
@@ -56,15 +59,19 @@ __all__ = [
     "SlidingPolicyError",
     "SlidingServe",
     "SlidingState",
+    "Slo",
     "TraceFormatError",
     "UnknownNameError",
     "Violation",
     "__version__",
     "by_name",
     "check_plan",
+    "check_slo_value",
     "construct_batch",
     "default_predictor",
     "names",
+    "next_throughput",
+    "read_slo",
     "sliding_chunk",
     "sort_candidates",
     "time_to_budget",

@@ -15,8 +15,9 @@ A line is the codec's (state, plan) document (`codec`) with three more fields:
 - `latency` is the step's measured seconds; null (or absent, as in traces written before it
   was recorded) where it was not measured.
 
-The vLLM adapter writes it, and so does `slidingpolicy simulate --log`; `check` reads its plans,
-`fit --trace` and the trace-built hardware model its (batch, latency) samples. A line without
+The engine adapters write it (`TraceWriter`), and so does `slidingpolicy simulate --log`;
+`check` reads its plans, `fit --trace` and the trace-built hardware model its (batch,
+latency) samples. A line without
 `scheduled` is a plain (state, plan) log line: `check` reads it, a fit cannot.
 """
 
@@ -27,7 +28,7 @@ import math
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 import attrs
 
@@ -100,6 +101,22 @@ class TraceStep:
             "latency": self.latency,
         }
         return json.dumps(document)
+
+
+class TraceWriter:
+    """An open step trace an engine appends to, one `TraceStep` a line; line-buffered, so
+    that an engine that crashes leaves whole lines."""
+
+    def __init__(self, path: Path | str) -> None:
+        self._file: TextIO = Path(path).open("a", buffering=1)  # noqa: SIM115 (held open)
+
+    def write(self, step: TraceStep) -> None:
+        """Append one step."""
+        self._file.write(step.to_line() + "\n")
+
+    def close(self) -> None:
+        """Close the file."""
+        self._file.close()
 
 
 def _allocations(value: Any) -> tuple[Allocation, ...]:

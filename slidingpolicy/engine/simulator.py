@@ -46,6 +46,7 @@ from slidingpolicy.errors import InvalidRecordError
 from slidingpolicy.hardware import HardwareModel
 from slidingpolicy.invariants import check_plan
 from slidingpolicy.policy import DecodeRunObserver
+from slidingpolicy.pricing.throughput import THROUGHPUT_MEMORY, next_throughput
 from slidingpolicy.records.plan import Allocation, BatchPlan
 from slidingpolicy.records.request import Request, next_token_deadline
 from slidingpolicy.records.state import SchedulerState, queued_state
@@ -88,7 +89,7 @@ class EngineOptions:
     strict: bool = False
     closed_form: bool = True
     kv_capacity_tokens: int | None = None
-    throughput_memory: float = 0.9
+    throughput_memory: float = THROUGHPUT_MEMORY
     max_run: int = 4096
     miss_budget: int | None = None
 
@@ -401,9 +402,9 @@ class _Run:
             self.on_step(TraceStep(state, plan, budget, executed.allocations, None, latency))
         if prefill_tokens:
             self.tally.prediction(plan.predicted_latency, latency)
-            memory = self.options.throughput_memory
-            rate = prefill_tokens / latency
-            self.throughput = memory * self.throughput + (1.0 - memory) * rate
+            self.throughput = next_throughput(
+                self.throughput, prefill_tokens, latency, self.options.throughput_memory
+            )
         counts = self.log.counts
         before = [counts[i] for i in indices] if self.timeline is not None else []
         self._apply(indices, chunks, was_prefill)

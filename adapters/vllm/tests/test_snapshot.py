@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from slidingpolicy_vllm.snapshot import Slo, to_request
+from slidingpolicy import Slo
+from slidingpolicy_vllm.snapshot import to_request
 from slidingpolicy_vllm.testing import TOKEN, make_request
 
 SLO = Slo(3.0, 0.1)

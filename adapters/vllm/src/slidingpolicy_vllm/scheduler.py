@@ -26,8 +26,11 @@ from slidingpolicy import (
     InvalidRecordError,
     Request,
     SchedulerState,
+    Slo,
     check_plan,
+    next_throughput,
 )
+from slidingpolicy.step_trace import TraceStep, TraceWriter
 from vllm.v1.core.sched.async_scheduler import AsyncScheduler
 from vllm.v1.core.sched.output import SchedulerOutput
 from vllm.v1.core.sched.request_queue import RequestQueue, SchedulingPolicy, create_request_queue
@@ -38,21 +41,12 @@ from vllm.v1.request import Request as VllmRequest
 
 from slidingpolicy_vllm.config import RECORD, SECTION, AdapterConfig
 from slidingpolicy_vllm.guard import HOOK, check_attributes, check_vllm
-from slidingpolicy_vllm.snapshot import (
-    SCHEDULABLE_WAITING,
-    Slo,
-    request_slo,
-    to_request,
-)
-from slidingpolicy_vllm.trace import Trace
+from slidingpolicy_vllm.snapshot import SCHEDULABLE_WAITING, request_slo, to_request
 
 logger = logging.getLogger(__name__)
 
 SLO_REJECTED = "SLO metadata rejected, defaults used"
 """The `sliding_faults` kind counting requests whose SLO metadata was not used."""
-
-THROUGHPUT_DECAY = 0.9
-"""Weight ρ keeps at each measured prefill step (exponential average of tokens/s)."""
 
 
 @attrs.frozen(slots=True)
@@ -138,7 +132,7 @@ class SlidingScheduler(Scheduler):
         self._pending: deque[Step] = deque()
         self._last_done = 0.0
         path = self.sliding_config.trace
-        self._trace = Trace(path) if path is not None else None
+        self._trace = TraceWriter(path) if path is not None else None
 
     def schedule(self, throttle_prefills: bool = False) -> SchedulerOutput:
         """vLLM's step, as the policy planned it (or vLLM's own when the policy fails)."""
@@ -233,14 +227,14 @@ class SlidingScheduler(Scheduler):
     def _meet(self, request: VllmRequest) -> Known:
         """What the adapter keeps of a request it sees for the first time: its SLOs (a
         rejected value is counted and logged) and its arrival on the adapter's clock."""
-        slo = request_slo(request, self._default_slo)
-        if slo.problem is not None:
+        slo, problem = request_slo(request, self._default_slo)
+        if problem is not None:
             self.sliding_faults[SLO_REJECTED] += 1
             if self.sliding_faults[SLO_REJECTED] == 1:
                 logger.warning(
                     "slidingpolicy: %s (later rejected SLOs are counted in "
                     "sliding_faults[%r], not logged)",
-                    slo.problem,
+                    problem,
                     SLO_REJECTED,
                 )
         arrival = max(request.arrival_time - self._epoch, 0.0)
@@ -327,9 +321,7 @@ class SlidingScheduler(Scheduler):
             )
             if not request.is_decoding:
                 prefill += tokens
-        if prefill and latency > 0:
-            rate = prefill / latency
-            self._throughput = THROUGHPUT_DECAY * self._throughput + (1 - THROUGHPUT_DECAY) * rate
+        self._throughput = next_throughput(self._throughput, prefill, latency)
         base = plan or BatchPlan((), "vllm", 0, 0.0)
         executed = attrs.evolve(base, allocations=tuple(ran), prefill_budget=prefill)
         try:
@@ -343,14 +335,10 @@ class SlidingScheduler(Scheduler):
         """Trace a step that had a snapshot, with its measured time (None: never measured)."""
         state = step.decision.state
         if self._trace is not None and state is not None and step.scheduled is not None:
-            self._trace.write(
-                state,
-                step.decision.plan,
-                self.sliding_policy.token_budget,
-                step.scheduled,
-                step.decision.fallback,
-                latency,
-            )
+            ran = tuple(Allocation(rid, tokens) for rid, tokens in step.scheduled.items())
+            budget = self.sliding_policy.token_budget
+            plan, fallback = step.decision.plan, step.decision.fallback
+            self._trace.write(TraceStep(state, plan, budget, ran, fallback, latency))
 
 
 def binding_caps(state: SchedulerState, tokens: dict[str, int]) -> dict[str, int]:

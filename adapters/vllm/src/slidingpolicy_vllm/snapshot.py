@@ -13,73 +13,44 @@ flight count as produced (`num_output_placeholders`).
 
 from __future__ import annotations
 
-import math
-
-import attrs
-from slidingpolicy import Request
+from slidingpolicy import SLO_KEYS, InvalidRecordError, Request, Slo, check_slo_value
 from vllm.v1.request import Request as VllmRequest
 from vllm.v1.request import RequestStatus
-
-SLO_KEYS = ("ttft_slo", "tbt_slo", "protected")
-"""The keys of `SamplingParams.extra_args` the adapter reads."""
 
 SCHEDULABLE_WAITING = (RequestStatus.WAITING, RequestStatus.PREEMPTED)
 """Waiting statuses vLLM admits this step (others wait for a grammar, KV transfer, input)."""
 
 
-@attrs.frozen(slots=True)
-class Slo:
-    """A request's SLOs (seconds) and protected flag g_i; `problem` says which value of
-    its metadata was rejected and which default it gets instead."""
+def request_slo(request: VllmRequest, default: Slo) -> tuple[Slo, str | None]:
+    """The SLOs in `sampling_params.extra_args` (keys `SLO_KEYS`), `default` for those it
+    does not carry; and the problem, if any.
 
-    ttft: float
-    tbt: float
-    protected: bool = False
-    problem: str | None = None
-
-
-def _seconds(value: object) -> bool:
-    if not isinstance(value, int | float) or isinstance(value, bool):
-        return False
-    return math.isfinite(value) and value > 0
-
-
-def request_slo(request: VllmRequest, default: Slo) -> Slo:
-    """The SLOs in `sampling_params.extra_args`, `default` for those it does not carry.
-
-    A value the record cannot hold is not used: the default takes its place for this
-    request, and `problem` says which key of which request held what, and which default
-    the request gets instead, for the caller to log.
+    A value a record cannot hold is not used: the default takes its place for this request,
+    and the problem says which key of which request held what, and which default the
+    request gets instead, for the caller to log.
     """
     params = request.sampling_params
     extra = params.extra_args if params is not None else None
     if not extra:
-        return default
+        return default, None
     found: dict[str, float | bool] = {
         "ttft_slo": default.ttft,
         "tbt_slo": default.tbt,
         "protected": default.protected,
     }
     problems = []
-    for key, valid, rule in (
-        ("ttft_slo", _seconds, "seconds > 0"),
-        ("tbt_slo", _seconds, "seconds > 0"),
-        ("protected", lambda value: isinstance(value, bool), "a bool"),
-    ):
+    for key in SLO_KEYS:
         if key not in extra:
             continue
-        value = extra[key]
-        if valid(value):
-            found[key] = value
-        else:
-            problems.append(
-                f"{key}={value!r} is not {rule}, so this request uses the default "
-                f"{key}={found[key]!r}"
-            )
+        try:
+            found[key] = check_slo_value("extra_args", key, extra[key])
+        except InvalidRecordError as error:
+            problems.append(f"{error}, so this request uses the default {key}={found[key]!r}")
     problem = None
     if problems:
-        problem = f"request {request.request_id!r}: extra_args {'; '.join(problems)}"
-    return Slo(float(found["ttft_slo"]), float(found["tbt_slo"]), bool(found["protected"]), problem)
+        problem = f"request {request.request_id!r}: {'; '.join(problems)}"
+    slo = Slo(float(found["ttft_slo"]), float(found["tbt_slo"]), bool(found["protected"]))
+    return slo, problem
 
 
 def to_request(

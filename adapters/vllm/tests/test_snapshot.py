@@ -5,8 +5,8 @@ produced tokens (no token comes before the prefill completes)."""
 from __future__ import annotations
 
 import pytest
-
 from slidingpolicy import Slo
+
 from slidingpolicy_vllm.snapshot import to_request
 from slidingpolicy_vllm.testing import TOKEN, make_request
 

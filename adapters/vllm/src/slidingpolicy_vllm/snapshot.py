@@ -42,10 +42,15 @@ def request_slo(request: VllmRequest, default: Slo) -> tuple[Slo, str | None]:
     for key in SLO_KEYS:
         if key not in extra:
             continue
+        value = extra[key]
         try:
-            found[key] = check_slo_value("extra_args", key, extra[key])
+            found[key] = check_slo_value("extra_args", key, value)
         except InvalidRecordError as error:
-            problems.append(f"{error}, so this request uses the default {key}={found[key]!r}")
+            why = str(error).removeprefix("extra_args: ")
+            problems.append(
+                f"extra_args {key}={value!r} is refused ({why}), so this request uses the "
+                f"default {key}={found[key]!r}"
+            )
     problem = None
     if problems:
         problem = f"request {request.request_id!r}: {'; '.join(problems)}"

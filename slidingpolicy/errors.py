@@ -47,3 +47,12 @@ class RayUnavailableError(SlidingPolicyError):
 class EngineError(SlidingPolicyError):
     """A serving engine that cannot be reached, does not start, or answers a request with an
     error; the message names the engine's address or command and what went wrong."""
+
+
+class SlidingPolicyWarning(UserWarning):
+    """Root of the warnings this package gives; the command line prints each as one line."""
+
+
+class ProfileEnvelopeWarning(SlidingPolicyWarning):
+    """A profile's last grid points lie below an earlier one: time past the grid grows from
+    the monotone envelope, not from the last point."""

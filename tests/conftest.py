@@ -43,6 +43,15 @@ def vidur_profile() -> Path:
 
 
 @pytest.fixture
+def vidur_h100_profile() -> Path:
+    """Vidur's H100 Llama-2-7B profile (data/profiling/compute/h100), or skip."""
+    path = data_dir() / "profiles" / "vidur-h100-llama2-7b" / "mlp.csv"
+    if not path.is_file():
+        pytest.skip(f"reference data absent: {path} (set SLIDINGPOLICY_DATA)")
+    return path
+
+
+@pytest.fixture
 def traces() -> Path:
     """The reference traces folder, or skip."""
     path = data_dir() / "traces"

@@ -10,8 +10,10 @@ help.
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
-from typing import Annotated, NoReturn
+import warnings
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Annotated, NoReturn, TextIO
 
 import typer
 
@@ -31,7 +33,7 @@ from slidingpolicy.cli.reproduce import reproduce
 from slidingpolicy.cli.signals import Stopped, stopping_on_signals
 from slidingpolicy.cli.simulate import simulate
 from slidingpolicy.cli.sweep import sweep_command
-from slidingpolicy.errors import SlidingPolicyError
+from slidingpolicy.errors import SlidingPolicyError, SlidingPolicyWarning
 
 app = typer.Typer(
     name="slidingpolicy",
@@ -95,6 +97,30 @@ def _fail(message: str) -> NoReturn:
     sys.exit(EXIT_BAD_INPUT)
 
 
+@contextmanager
+def one_line_warnings() -> Iterator[None]:
+    """The package's own warnings as one line on stderr, like its errors; others as Python
+    shows them."""
+    with warnings.catch_warnings():
+        shown = warnings.showwarning
+
+        def show(
+            message: Warning | str,
+            category: type[Warning],
+            filename: str,
+            lineno: int,
+            file: TextIO | None = None,
+            line: str | None = None,
+        ) -> None:
+            if issubclass(category, SlidingPolicyWarning):
+                print(f"slidingpolicy: warning: {' '.join(str(message).split())}", file=sys.stderr)
+            else:
+                shown(message, category, filename, lineno, file, line)
+
+        warnings.showwarning = show
+        yield
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     """Run the CLI; bad input → one line on stderr and exit code 2; Ctrl-C → exit code 130,
     SIGTERM → 143."""
@@ -103,7 +129,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     if not args:
         args = ["--help"]
     try:
-        with stopping_on_signals(), command.make_context("slidingpolicy", list(args)) as context:
+        with (
+            one_line_warnings(),
+            stopping_on_signals(),
+            command.make_context("slidingpolicy", list(args)) as context,
+        ):
             context.meta[ARGV] = ["slidingpolicy", *args]
             command.invoke(context)
     except typer.Exit as done:

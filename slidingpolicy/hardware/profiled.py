@@ -20,16 +20,21 @@ size: a real sweet spot, not noise to level). Between grid points time is a step
 t tokens take the time measured at the smallest grid point >= t. Vidur's grid is every 8 tokens
 to 1024 (16 to 2048, 32 to 4096, 64 to 8192), so the edges of GEMM tiles (multiples of 64 or
 128 rows) are grid points, and a batch inside a gap runs the tiles of the gap's upper end
-(129 tokens need the two 128-row tiles that 136 needs). Past the last point we extend the last
-segment, which must therefore not fall (else larger batches would take less time, then less
-than none). Attention, the tensor-parallel all-reduces, the LM head and the per-iteration overhead
-come from the roofline model, which also gives the KV capacity.
+(129 tokens need the two 128-row tiles that 136 needs). Past the last point time grows from the
+grid's monotone envelope (its running maximum, the least non-decreasing series above it) at the
+envelope's mean rate over the grid's top half: one 32-token segment's slope is noise at 1 %,
+and a batch past the grid must not cost less than a smaller measured one. `from_csv` warns
+(`ProfileEnvelopeWarning`) when the last points lie below the envelope. No dip is refused for
+its size (inside the grid kernel choices make dips of 13 %); what no kernel can take is: a time
+< 0 or not finite, 0 tokens. Attention, the tensor-parallel all-reduces, the LM head and the
+per-iteration overhead come from the roofline model, which also gives the KV capacity.
 """
 
 from __future__ import annotations
 
 import bisect
 import math
+import warnings
 from pathlib import Path
 
 import attrs
@@ -37,7 +42,12 @@ import numpy as np
 
 from slidingpolicy._arrays import float_read_only
 from slidingpolicy._parse import MAX_TOKENS, CsvTable, read_csv
-from slidingpolicy.errors import InvalidRecordError, TraceFormatError, UnknownNameError
+from slidingpolicy.errors import (
+    InvalidRecordError,
+    ProfileEnvelopeWarning,
+    TraceFormatError,
+    UnknownNameError,
+)
 from slidingpolicy.hardware.overlay import DenseOverlay
 from slidingpolicy.hardware.roofline import FloatArray, RooflineModel
 
@@ -77,6 +87,8 @@ class ProfiledModel(DenseOverlay):
     dense_seconds: FloatArray = attrs.field(converter=float_read_only)
     _grid: tuple[float, ...] = attrs.field(init=False, eq=False, repr=False)
     _seconds: tuple[float, ...] = attrs.field(init=False, eq=False, repr=False)
+    _base: float = attrs.field(init=False, eq=False, repr=False)
+    _rate: float = attrs.field(init=False, eq=False, repr=False)
 
     def __attrs_post_init__(self) -> None:
         record = f"profile {self.source!r}"
@@ -86,23 +98,32 @@ class ProfiledModel(DenseOverlay):
             raise InvalidRecordError(record, "num_tokens", "needs >= 2 increasing token counts")
         if not np.all(np.isfinite(self.dense_seconds)) or np.any(self.dense_seconds < 0):
             raise InvalidRecordError(record, "dense_seconds", "must be finite and >= 0")
-        (before, last), (n_before, n_last) = self.dense_seconds[-2:], self.num_tokens[-2:]
-        if last < before:
-            raise InvalidRecordError(
-                record,
-                "dense_seconds",
-                f"fall with the token count at the end of the grid ({1e3 * before:.4g} ms at "
-                f"{n_before:.0f} tokens, {1e3 * last:.4g} ms at {n_last:.0f}): larger batches, "
-                "extrapolated along that fall, would take less time, then less than none",
-            )
-        object.__setattr__(self, "_grid", tuple(self.num_tokens.tolist()))
+        grid, envelope = self.num_tokens, monotone_envelope(self.dense_seconds)
+        half = max(0, int(np.searchsorted(grid, grid[-1] / 2, side="right")) - 1)
+        rate = (envelope[-1] - envelope[half]) / (grid[-1] - grid[half])
+        object.__setattr__(self, "_grid", tuple(grid.tolist()))
         object.__setattr__(self, "_seconds", tuple(self.dense_seconds.tolist()))
+        object.__setattr__(self, "_base", float(envelope[-1]))
+        object.__setattr__(self, "_rate", float(rate))
 
     @classmethod
     def from_csv(cls, path: Path, roofline: RooflineModel) -> ProfiledModel:
         """Read a Vidur profile for `roofline`'s model and tensor-parallel degree."""
         tokens, seconds = read_profile(path, roofline)
-        return cls(roofline=roofline, source=path.name, num_tokens=tokens, dense_seconds=seconds)
+        profiled = cls(
+            roofline=roofline, source=path.name, num_tokens=tokens, dense_seconds=seconds
+        )
+        below, dip = _end_below_envelope(profiled.dense_seconds)
+        if below:
+            warnings.warn(
+                f"{path} (tp {roofline.tp}): the last {below} of {seconds.size} points "
+                f"{'lies' if below == 1 else 'lie'} below an earlier one (at most {dip:.1%}); "
+                f"past {tokens[-1]:.0f} tokens time grows from their monotone envelope "
+                f"({1e3 * profiled._base:.4g} ms)",
+                ProfileEnvelopeWarning,
+                stacklevel=2,
+            )
+        return profiled
 
     @property
     def name(self) -> str:
@@ -111,19 +132,33 @@ class ProfiledModel(DenseOverlay):
 
     def _dense_time(self, tokens: float) -> float:
         """`_dense_times` of one token count, on Python floats (the same values)."""
-        grid, seconds = self._grid, self._seconds
+        grid = self._grid
         if tokens > grid[-1]:
-            slope = (seconds[-1] - seconds[-2]) / (grid[-1] - grid[-2])
-            return seconds[-1] + slope * (tokens - grid[-1])
-        return seconds[bisect.bisect_left(grid, tokens)]
+            return self._base + self._rate * (tokens - grid[-1])
+        return self._seconds[bisect.bisect_left(grid, tokens)]
 
     def _dense_times(self, tokens: FloatArray) -> FloatArray:
-        """The time of the smallest grid point >= tokens; the last segment extended past it."""
+        """The time of the smallest grid point >= tokens; past the grid, the envelope grown at
+        the top half's rate."""
         grid, seconds = self.num_tokens, self.dense_seconds
-        slope = (seconds[-1] - seconds[-2]) / (grid[-1] - grid[-2])
-        beyond = seconds[-1] + slope * (tokens - grid[-1])
+        beyond = self._base + self._rate * (tokens - grid[-1])
         inside = seconds[np.minimum(np.searchsorted(grid, tokens, side="left"), grid.size - 1)]
         return np.where(tokens > grid[-1], beyond, inside)
+
+
+def monotone_envelope(seconds: FloatArray) -> FloatArray:
+    """The least non-decreasing series >= `seconds` (its running maximum)."""
+    envelope: FloatArray = np.maximum.accumulate(seconds)
+    return envelope
+
+
+def _end_below_envelope(seconds: FloatArray) -> tuple[int, float]:
+    """How many of the last points lie below an earlier one, and the largest relative dip."""
+    envelope = monotone_envelope(seconds)
+    below = int(seconds.size - 1 - np.flatnonzero(seconds == envelope[-1])[-1])
+    if below == 0:
+        return 0, 0.0
+    return below, float(np.max(1 - seconds[-below:] / envelope[-1]))
 
 
 def read_profile(path: Path, roofline: RooflineModel) -> tuple[FloatArray, FloatArray]:

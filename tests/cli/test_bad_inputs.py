@@ -41,12 +41,6 @@ def _predictor(**changes: Any) -> bytes:
     return json.dumps({k: v for k, v in data.items() if v is not None}).encode()
 
 
-def _profile(*points: tuple[int, float]) -> bytes:
-    """A profile with every operator taking `ms` at each (tokens, ms)."""
-    rows = [f"{t},2," + ",".join([str(ms)] * len(PER_LAYER_OPS)) for t, ms in points]
-    return "\n".join([PROFILE_HEADER, *rows, ""]).encode()
-
-
 class Case(NamedTuple):
     name: str
     args: list[str]
@@ -281,13 +275,6 @@ CASES = [
         _trace(f"{PROFILE_HEADER},num_tokens\n{PROFILE_ROW.format(tokens=8)},9\n"),
     ),
     Case("profile endless", ["profile", "--profile", "/dev/zero"], "a line longer than 1 MiB"),
-    Case(
-        "profile time falls with the tokens",
-        ["profile", "--profile", "{file}"],
-        "dense_seconds fall with the token count at the end of the grid (12.6 ms at 8 tokens, "
-        "6.3 ms at 16)",
-        _profile((8, 0.05), (16, 0.025)),
-    ),
     # predictor files
     Case("predictor missing", ["simulate", "--predictor", "/no/such.json"], "no such file"),
     Case("predictor binary", ["simulate", "--predictor", "{file}"], "not UTF-8", BINARY),

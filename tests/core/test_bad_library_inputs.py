@@ -223,10 +223,9 @@ CASES = [
         "predictor: version 2 has no 'tile'",
     ),
     Case(
-        "a profile whose time falls at its end",
-        lambda _: ProfiledModel(ROOFLINE, "p.csv", np.array([8.0, 16.0]), np.array([0.02, 0.01])),
-        "profile 'p.csv': dense_seconds fall with the token count at the end of the grid "
-        "(20 ms at 8 tokens, 10 ms at 16)",
+        "a profile time that is not finite",
+        lambda _: ProfiledModel(ROOFLINE, "p.csv", np.array([8.0, 16.0]), np.array([0.02, np.nan])),
+        "profile 'p.csv': dense_seconds must be finite and >= 0",
     ),
     Case(
         "a capacity search from 1e308 req/s",

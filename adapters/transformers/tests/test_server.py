@@ -1,0 +1,119 @@
+"""End to end: `python -m slidingpolicy_transformers serve` with the tiny model and a policy on
+127.0.0.1, streaming token-id requests with SLOs in `vllm_xargs`, every one complete; a bad
+SLO answered 400 with its key named; SIGTERM stops it with the trace flushed and every line
+passing `slidingpolicy check`. The server is stopped by its process group whatever happens."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from slidingpolicy.invariants import check_plan
+from slidingpolicy.replay.client import send_all
+from slidingpolicy.replay.launcher import Server, free_port
+from slidingpolicy.replay.requests import Completion
+from slidingpolicy.step_trace import parse_step
+
+pytestmark = pytest.mark.e2e
+
+READY_WITHIN = 300.0
+"""Seconds the server may take to answer /health: a bound against a hang, not a timing."""
+
+REQUESTS = [
+    Completion(f"c{i}", 0.05 * i, tuple(range(1, 30 + 40 * i)), 3 + i % 4, 2.0 + i % 3, 0.5)
+    for i in range(12)
+]
+
+
+def _serve(model_dir: Path, tmp_path: Path) -> Iterator[tuple[Server, Path]]:
+    trace = tmp_path / "trace.jsonl"
+    port = free_port()
+    config = json.dumps({"trace": str(trace)})
+    command = [sys.executable, "-m", "slidingpolicy_transformers", "serve", str(model_dir),
+               "--arm", "slidingserve+", "--port", str(port), "--served-model-name", "tiny",
+               "--num-blocks", "256", "--adapter-config", config]  # fmt: skip
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    process = Server("tiny", command, env, tmp_path / "server.log", f"http://127.0.0.1:{port}")
+    process.start()
+    try:
+        process.wait_ready(READY_WITHIN)
+        yield process, trace
+    finally:
+        process.stop()
+
+
+@pytest.fixture
+def server(model_dir: Path, tmp_path: Path) -> Iterator[tuple[Server, Path]]:
+    """A server of this test alone."""
+    yield from _serve(model_dir, tmp_path)
+
+
+@pytest.fixture(scope="module")
+def shared_server(
+    model_dir: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[Server, Path]]:
+    """One server for the tests that leave it running."""
+    yield from _serve(model_dir, tmp_path_factory.mktemp("shared"))
+
+
+def _post(url: str, body: object) -> tuple[int, str]:
+    data = json.dumps(body).encode()
+    request = urllib.request.Request(f"{url}/v1/completions", data, method="POST")
+    try:
+        with urllib.request.urlopen(request, timeout=60) as response:
+            return response.status, response.read().decode()
+    except urllib.error.HTTPError as error:
+        return error.code, error.read().decode()
+
+
+def test_a_replay_completes_and_the_trace_checks(server: tuple[Server, Path]) -> None:
+    process, trace = server
+    measured = asyncio.run(send_all(process.url, "tiny", REQUESTS, timeout=120.0))
+    assert [m.failure for m in measured] == [None] * len(REQUESTS)
+    assert [len(m.tokens) for m in measured] == [c.max_tokens for c in REQUESTS]
+    status, text = _post(process.url, {"prompt": [1, 2], "max_tokens": 2, "stream": False})
+    assert status == 200
+    assert len(json.loads(text)["choices"][0]["token_ids"]) == 2
+    pid = process.pid
+    process.stop()
+    assert not process.alive()
+    with pytest.raises(ProcessLookupError):
+        os.killpg(pid, 0)
+    steps = [parse_step(line) for line in trace.read_text().splitlines()]
+    assert steps, "the trace was flushed at SIGTERM"
+    slos = {(r.ttft_slo, r.tbt_slo) for s in steps for r in s.state.requests}
+    assert {(2.0, 0.5), (4.0, 0.5)} <= slos, "the requests' own SLOs reached the policy"
+    for step in steps:
+        assert step.plan is not None
+        assert check_plan(step.state, step.plan) == []
+
+
+@pytest.mark.parametrize(
+    ("body", "named"),
+    [
+        ({"prompt": [1], "max_tokens": 2, "vllm_xargs": {"ttft_slo": -1}}, "ttft_slo"),
+        ({"prompt": [1], "max_tokens": 2, "vllm_xargs": {"ttft_slo": "abc"}}, "ttft_slo"),
+        ({"prompt": [1], "max_tokens": 2, "vllm_xargs": {"ttft_slo": 1e308}}, "ttft_slo"),
+        ({"prompt": [1], "max_tokens": 2, "vllm_xargs": {"tbt_slo": [1, 2]}}, "tbt_slo"),
+        ({"prompt": [1], "max_tokens": 2, "vllm_xargs": {"protected": "yes"}}, "protected"),
+        ({"prompt": [1], "max_tokens": 0}, "max_tokens"),
+        ({"prompt": [], "max_tokens": 2}, "prompt"),
+        ({"prompt": [10**6], "max_tokens": 2}, "prompt"),
+        ([1, 2], "object"),
+    ],
+)
+def test_a_bad_request_is_answered_400_naming_the_key(
+    shared_server: tuple[Server, Path], body: object, named: str
+) -> None:
+    process, _ = shared_server
+    status, text = _post(process.url, body)
+    assert status == 400
+    assert named in json.loads(text)["error"]["message"]
+    assert process.alive()

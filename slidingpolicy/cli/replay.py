@@ -1,10 +1,10 @@
 """`slidingpolicy replay`: a workload against a real serving engine, judged as `simulate` judges.
 
 Either `--url` (a server already running, loopback unless `--allow-remote`) or `--launch vllm`
-(one vLLM server per arm on 127.0.0.1, started from the vLLM environment's Python by
-`replay.launch`, stopped by its process group whatever ends the command). Every cell of
-rates × seeds × repeats runs under every arm in turn, the arms' order rotating
-(`replay.matrix`).
+or `--launch transformers` (one server per arm on 127.0.0.1, started from the engine
+environment's Python by `replay.launch`, stopped by its process group whatever ends the
+command). Every cell of rates × seeds × repeats runs under every arm in turn, the arms' order
+rotating (`replay.matrix`).
 """
 
 from __future__ import annotations
@@ -85,7 +85,8 @@ def replay(
         str | None,
         typer.Option(
             "--launch",
-            help="Start the engine here instead: 'vllm' (one server per arm on 127.0.0.1).",
+            help="Start the engine here instead, one server per arm on 127.0.0.1: 'vllm' or "
+            "'transformers' (its continuous batching).",
             rich_help_panel="Engine",
         ),
     ] = None,
@@ -94,8 +95,9 @@ def replay(
         typer.Option(
             "--policies",
             "-p",
-            help="With --launch: the arms, comma-separated: 'native' (vLLM's own scheduler) "
-            "and policies, with options as name[key=value,...].",
+            help="With --launch: the arms, comma-separated: the engine's own schedulers "
+            "('native'; with transformers also 'prefill_first') and policies, with options "
+            "as name[key=value,...].",
             rich_help_panel="Engine",
         ),
     ] = "native,sarathi-edf,slidingserve",
@@ -116,14 +118,15 @@ def replay(
         ),
     ] = None,
     shape: Annotated[
-        str,
+        str | None,
         typer.Option(
             "--shape",
-            help="With --launch: a packaged model shape, opt-small (steps of tens of ms on a "
-            "CPU), opt-tiny, or qwen2.5-7b (for a GPU).",
+            help="With --launch: a packaged model shape, opt-small (vllm's default: steps of "
+            "tens of ms on a CPU), opt-tiny, qwen2-small (transformers' default: the same "
+            "on a CPU), qwen2-tiny, or qwen2.5-7b (for a GPU).",
             rich_help_panel="Engine",
         ),
-    ] = "opt-small",
+    ] = None,
     vllm_python: Annotated[
         Path | None,
         typer.Option(
@@ -134,12 +137,23 @@ def replay(
             rich_help_panel="Engine",
         ),
     ] = None,
+    transformers_python: Annotated[
+        Path | None,
+        typer.Option(
+            "--transformers-python",
+            envvar="SLIDINGPOLICY_TRANSFORMERS_PYTHON",
+            help="With --launch transformers: the Python of the environment holding "
+            "transformers and slidingpolicy-transformers[serve].",
+            rich_help_panel="Engine",
+        ),
+    ] = None,
     server_args: Annotated[
         list[str] | None,
         typer.Option(
             "--server-arg",
             help="With --launch: one more argument for every arm's server (repeat the option), "
-            "e.g. --server-arg=--max-num-batched-tokens=1024.",
+            "e.g. --server-arg=--max-num-batched-tokens=1024 (vllm), "
+            "--server-arg=--num-blocks=4096 (transformers).",
             rich_help_panel="Engine",
         ),
     ] = None,
@@ -167,7 +181,7 @@ def replay(
             "--keep-servers/--restart-servers",
             metavar=" ",
             help="With --launch: keep every arm's server running for the whole matrix (one "
-            "start each; ~3 GB each with opt-small), or start and stop one per run.",
+            "start each; ~3 GB each with vllm and opt-small), or start and stop one per run.",
             rich_help_panel="Engine",
         ),
     ] = True,
@@ -286,7 +300,7 @@ def replay(
             vocab = PROMPT_VOCAB
         elif launch is not None:
             stack.enter_context(_stopped_on_sigterm())
-            pythons = {"vllm": vllm_python}
+            pythons = {"vllm": vllm_python, "transformers": transformers_python}
             targets, vocab = _launch(
                 stack, launch, policies, model, shape, pythons, server_args or [], predictor,
                 trace_dir, out,

@@ -131,7 +131,8 @@ def test_a_trace_without_times_needs_a_rate(tmp_path: Path, capsys: Capture) -> 
         (["--url", "http://127.0.0.1:1", "--rate", "1", "--rates", "1,2"], "not both"),
         (["--rate", "1"], "either --url"),
         (["--url", "http://127.0.0.1:1", "--launch", "vllm", "--rate", "1"], "either --url"),
-        (["--launch", "sglang", "--rate", "1"], "can launch are 'vllm'"),
+        (["--launch", "sglang", "--rate", "1"], "can launch are 'vllm' or 'transformers'"),
+        (["--launch", "transformers", "-p", "fcfs", "--rate", "1"], "prefill_first"),
         (["--url", "http://127.0.0.1:1", "--rate", "1", "-n", "0"], "--requests=0"),
         (["--url", "http://127.0.0.1:1", "--rate", "1", "--timeout", "0"], "--timeout=0"),
         (["--url", "http://127.0.0.1:1", "--rate", "1", "--workload", "x"], "unknown workload"),
@@ -146,7 +147,7 @@ def test_bad_arguments_are_one_line(
     one_line_error(code, err, match)
 
 
-@pytest.mark.parametrize("engine", ["vllm"])
+@pytest.mark.parametrize("engine", ["vllm", "transformers"])
 def test_launch_without_an_engine_python_says_how_to_set_it(
     engine: str, tmp_path: Path, capsys: Capture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -157,7 +158,7 @@ def test_launch_without_an_engine_python_says_how_to_set_it(
     one_line_error(code, err, f"pass --{engine}-python PATH or set {variable}")
 
 
-ADAPTERS = ("slidingpolicy_vllm",)
+ADAPTERS = ("slidingpolicy_vllm", "slidingpolicy_transformers")
 
 
 def fake_python(
@@ -237,7 +238,39 @@ def test_launch_starts_one_server_per_arm_and_stops_them_all(
     assert all(t["memory_peak_bytes"] > 0 for t in document["targets"])
 
 
-@pytest.mark.parametrize("engine", ["vllm"])
+def test_launch_transformers_serves_every_arm_through_its_adapter(
+    tmp_path: Path, capsys: Capture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("SLIDINGPOLICY_TRANSFORMERS_PYTHON", raising=False)
+    python = fake_python(tmp_path, monkeypatch)
+    out = tmp_path / "out"
+    args = ["replay", "--launch", "transformers", "--transformers-python", str(python),
+            "--policies", "native,prefill_first,sarathi-edf[token_budget=256]", "--rate", "50",
+            "-n", "4", "--trace-dir", str(tmp_path / "traces"), "--out", str(out)]  # fmt: skip
+    code, _, err = run_cli(args, capsys)
+    assert code == 0, err
+    servers = launched(tmp_path)
+    arms = {}
+    for argv, pids in servers:
+        assert not any(alive(p) for p in pids)
+        assert argv[:3] == ["-m", "slidingpolicy_transformers", "serve"]
+        assert argv[argv.index("--served-model-name") + 1] == "qwen2-small"
+        config = argv[argv.index("--adapter-config") + 1] if "--adapter-config" in argv else None
+        arms[argv[argv.index("--arm") + 1]] = (argv[argv.index("--max-batch-tokens") + 1], config)
+    assert arms == {
+        "native": ("512", None),
+        "prefill_first": ("512", None),
+        "sarathi-edf[token_budget=256]": (
+            "256",
+            json.dumps({"trace": str(tmp_path / "traces" / "sarathi-edf_token_budget_256_.jsonl")}),
+        ),
+    }
+    document = json.loads((out / "results.json").read_text())
+    assert sorted(r["policy"] for r in document["runs"]) == sorted(arms)
+    assert all("--max-batch-tokens" in t["command"] for t in document["targets"])
+
+
+@pytest.mark.parametrize("engine", ["vllm", "transformers"])
 def test_an_engine_python_without_the_adapter_is_one_line(
     engine: str, tmp_path: Path, capsys: Capture, monkeypatch: pytest.MonkeyPatch
 ) -> None:

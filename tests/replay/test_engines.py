@@ -73,8 +73,8 @@ def test_the_engine_python_must_find_the_adapter() -> None:
     assert engine_python(python, holding) == python
 
 
-def test_launch_names_vllm() -> None:
-    assert list(ENGINES) == ["vllm"]
-    assert engine_named("vllm") == VLLM
-    with pytest.raises(EngineError, match="'sglang': the engines it can launch are 'vllm'"):
+def test_launch_names_vllm_or_transformers() -> None:
+    assert list(ENGINES) == ["vllm", "transformers"]
+    assert engine_named("transformers").natives == TWO_NATIVES
+    with pytest.raises(EngineError, match="'sglang': the engines it can launch are 'vllm' or 't"):
         engine_named("sglang")

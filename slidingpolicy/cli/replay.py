@@ -1,9 +1,10 @@
 """`slidingpolicy replay`: a workload against a real serving engine, judged as `simulate` judges.
 
 Either `--url` (a server already running, loopback unless `--allow-remote`) or `--launch vllm`
-(one vLLM server per arm on 127.0.0.1, started from the vLLM environment's Python, stopped by
-its process group whatever ends the command). Every cell of rates × seeds × repeats runs under
-every arm in turn, the arms' order rotating (`replay.matrix`).
+or `--launch transformers` (one server per arm on 127.0.0.1, started from the engine
+environment's Python by `replay.launch`, stopped by its process group whatever ends the
+command). Every cell of rates × seeds × repeats runs under every arm in turn, the arms' order
+rotating (`replay.matrix`).
 """
 
 from __future__ import annotations
@@ -11,10 +12,8 @@ from __future__ import annotations
 import importlib.util
 import ipaddress
 import math
-import os
 import re
 import signal
-import tempfile
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, contextmanager
@@ -86,7 +85,8 @@ def replay(
         str | None,
         typer.Option(
             "--launch",
-            help="Start the engine here instead: 'vllm' (one server per arm on 127.0.0.1).",
+            help="Start the engine here instead, one server per arm on 127.0.0.1: 'vllm' or "
+            "'transformers' (its continuous batching).",
             rich_help_panel="Engine",
         ),
     ] = None,
@@ -95,8 +95,9 @@ def replay(
         typer.Option(
             "--policies",
             "-p",
-            help="With --launch: the arms, comma-separated: 'native' (vLLM's own scheduler) "
-            "and policies, with options as name[key=value,...].",
+            help="With --launch: the arms, comma-separated: the engine's own schedulers "
+            "('native'; with transformers also 'prefill_first') and policies, with options "
+            "as name[key=value,...].",
             rich_help_panel="Engine",
         ),
     ] = "native,sarathi-edf,slidingserve",
@@ -117,14 +118,15 @@ def replay(
         ),
     ] = None,
     shape: Annotated[
-        str,
+        str | None,
         typer.Option(
             "--shape",
-            help="With --launch: a packaged model shape, opt-small (steps of tens of ms on a "
-            "CPU), opt-tiny, or qwen2.5-7b (for a GPU).",
+            help="With --launch: a packaged model shape, opt-small (vllm's default: steps of "
+            "tens of ms on a CPU), opt-tiny, qwen2-small (transformers' default: the same "
+            "on a CPU), qwen2-tiny, or qwen2.5-7b (for a GPU).",
             rich_help_panel="Engine",
         ),
-    ] = "opt-small",
+    ] = None,
     vllm_python: Annotated[
         Path | None,
         typer.Option(
@@ -135,12 +137,23 @@ def replay(
             rich_help_panel="Engine",
         ),
     ] = None,
+    transformers_python: Annotated[
+        Path | None,
+        typer.Option(
+            "--transformers-python",
+            envvar="SLIDINGPOLICY_TRANSFORMERS_PYTHON",
+            help="With --launch transformers: the Python of the environment holding "
+            "transformers and slidingpolicy-transformers[serve].",
+            rich_help_panel="Engine",
+        ),
+    ] = None,
     server_args: Annotated[
         list[str] | None,
         typer.Option(
             "--server-arg",
             help="With --launch: one more argument for every arm's server (repeat the option), "
-            "e.g. --server-arg=--max-num-batched-tokens=1024.",
+            "e.g. --server-arg=--max-num-batched-tokens=1024 (vllm), "
+            "--server-arg=--num-blocks=4096 (transformers).",
             rich_help_panel="Engine",
         ),
     ] = None,
@@ -168,7 +181,7 @@ def replay(
             "--keep-servers/--restart-servers",
             metavar=" ",
             help="With --launch: keep every arm's server running for the whole matrix (one "
-            "start each; ~3 GB each with opt-small), or start and stop one per run.",
+            "start each; ~3 GB each with vllm and opt-small), or start and stop one per run.",
             rich_help_panel="Engine",
         ),
     ] = True,
@@ -270,7 +283,7 @@ def replay(
     }
     command = command_line(context)
     if (url is None) == (launch is None):
-        raise CliError("give either --url (a running server) or --launch vllm, not both")
+        raise CliError("give either --url (a running server) or --launch ENGINE, not both")
     if importlib.util.find_spec("aiohttp") is None:
         raise CliError("replay needs aiohttp: pip install 'slidingpolicy[replay]'")
     plan = _plan(workload, trace, requests, rate, rates, seed, seeds, repeats, slo_scale,
@@ -285,12 +298,11 @@ def replay(
 
             targets = [Target(label, _check_url(url, allow_remote), model, None)]
             vocab = PROMPT_VOCAB
-        else:
-            if launch != "vllm":
-                raise CliError(f"--launch {launch!r}: the engine it can launch is 'vllm'")
+        elif launch is not None:
             stack.enter_context(_stopped_on_sigterm())
-            targets, vocab = _launch_vllm(
-                stack, policies, model, shape, vllm_python, server_args or [], predictor,
+            pythons = {"vllm": vllm_python, "transformers": transformers_python}
+            targets, vocab = _launch(
+                stack, launch, policies, model, shape, pythons, server_args or [], predictor,
                 trace_dir, out,
             )  # fmt: skip
         try:
@@ -385,51 +397,31 @@ def _stopped_on_sigterm() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
-def _launch_vllm(
+def _launch(
     stack: ExitStack,
+    name: str,
     policies: str,
     model: str | None,
-    shape: str,
-    python: Path | None,
+    shape: str | None,
+    pythons: dict[str, Path | None],
     extra: Sequence[str],
     predictor: Path | None,
     trace_dir: Path | None,
     out: Path,
 ) -> tuple[list[Target], int]:
-    """One target per arm, each with its (not yet started) server, held by `stack`, which
-    stops them; and the model's vocabulary size."""
-    from slidingpolicy.replay.launcher import Server, free_port, running
-    from slidingpolicy.replay.shapes import shape_names, vocab_size, write_shape
-    from slidingpolicy.replay.targets import Target
-    from slidingpolicy.replay.vllm import parse_arms, serve_command, serve_env, vllm_python
+    """The targets of `--launch NAME` (`replay.launch`), their servers held by `stack`, and
+    the model's vocabulary size."""
+    from slidingpolicy.replay.launch import Launch, engine_named, launch
 
-    arms = parse_arms(policies)
-    interpreter = vllm_python(python)
+    engine = engine_named(name)
     if predictor is not None and not predictor.is_file():
         raise CliError(f"--predictor {predictor}: no such file")
-    if model is not None:
-        folder, name = Path(model), Path(model).name
-    else:
-        check_known("model shape", shape, shape_names())
-        temporary = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="replay-")))
-        folder, name = write_shape(shape, temporary / shape), shape
-    vocab = vocab_size(folder)
     if trace_dir is not None:
         writable_folder(trace_dir, "--trace-dir")
-    env = serve_env(os.environ)
-    targets = []
-    for arm in arms:
-        safe = re.sub(r"[^A-Za-z0-9_.+-]", "_", arm.label)
-        trace = None if trace_dir is None or arm.policy is None else trace_dir / f"{safe}.jsonl"
-        port = free_port()
-        url = f"http://127.0.0.1:{port}"
-        command = serve_command(
-            interpreter, folder.resolve(), name, port, arm, predictor, trace, extra
-        )
-        server = Server(arm.label, command, env, out / "servers" / f"{safe}.log", url)
-        targets.append(Target(arm.label, url, name, server))
-    stack.enter_context(running([t.server for t in targets if t.server is not None]))
-    return targets, vocab
+    folder = None if model is None else Path(model)
+    plan = Launch(engine, policies, folder, shape, pythons.get(name), extra, predictor,
+                  trace_dir, out)  # fmt: skip
+    return launch(stack, plan)
 
 
 def _run_matrix(

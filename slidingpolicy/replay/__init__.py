@@ -11,7 +11,10 @@ every other metric has the one definition `simulate` uses.
 - `measure`: what the client measured → the engine's metrics and per-request outcomes;
 - `matrix`: rates × seeds × repeats, with the arms interleaved;
 - `launcher`: a server process in its own process group, ready by /health, stopped by pid;
-- `vllm`: the arms of a vLLM server (its own scheduler, or a policy through the adapter);
+- `engines`: what `--launch` needs of an engine: its arms, its command, its Python;
+- `vllm`, `transformers`: those engines' arms (their own schedulers, or a policy through the
+  adapter);
+- `launch`: one server per arm of the engine `--launch` names, each a replay target;
 - `shapes`: model folders holding only a config, for dummy weights;
 - `report`: rows, the per-arm summary with spread, and the plot.
 

@@ -28,10 +28,10 @@ import numpy as np
 
 from slidingpolicy.engine.simulator import EngineOptions
 from slidingpolicy.engine.sweep import HardwareSpec, RunSpec, RunSummary
+from slidingpolicy.replay.engines import NATIVE
 from slidingpolicy.replay.matrix import cell_arrivals
 from slidingpolicy.replay.recorded import Recorded, RecordedRun
 from slidingpolicy.replay.report import median_finite
-from slidingpolicy.replay.vllm import NATIVE
 from slidingpolicy.workloads import load_trace
 
 ATTAINMENT_BOUND = 0.05

@@ -1,15 +1,20 @@
 """Model shapes to serve with dummy weights: a folder holding only a `config.json`.
 
 A scheduler's behaviour depends on how long a step takes, not on what the model says, so a
-real engine can be measured with random weights (vLLM's ``--load-format dummy``) and no
-tokenizer (``--skip-tokenizer-init``, token-id prompts). The two OPT shapes (head size 64)
-are for vLLM's CPU build; ``qwen2.5-7b`` is for a GPU:
+real engine can be measured with random weights (vLLM's ``--load-format dummy``, transformers
+built from the config alone) and no tokenizer (token-id prompts). The two OPT shapes (head
+size 64) are for vLLM's CPU build, the two small Qwen2 shapes for transformers' continuous
+batching on a CPU; ``qwen2.5-7b`` is for a GPU:
 
 - ``opt-tiny``: hidden 128, 2 layers, vocab 512; the shape of the adapter's own tests
   (`slidingpolicy_vllm.testing.TINY_OPT`), whose steps take a few milliseconds;
 - ``opt-small``: hidden 768, 6 layers, 12 heads, FFN 3072, vocab 50272 (OPT-125m with half
   its layers), whose steps take tens of milliseconds on a CPU core: a prefill chunk of a few
   hundred tokens costs far more than a decode step, as on a GPU serving a 7B model;
+- ``qwen2-tiny``: hidden 64, 2 layers, 4 query and 2 KV heads, FFN 128, vocab 512; the shape
+  of the transformers adapter's tests (`slidingpolicy_transformers.testing.TINY_QWEN2`);
+- ``qwen2-small``: hidden 512, 4 layers, 8 query and 2 KV heads, FFN 1536, vocab 32000, tied
+  embeddings: on a CPU core, STEPS;
 - ``qwen2.5-7b``: Qwen2.5-7B's own configuration (28 layers, hidden 3584, 28 query and 4 KV
   heads, FFN 18944, vocab 152064, bf16), the paper's model, for a GPU (about 15 GB of
   weights).
@@ -30,6 +35,17 @@ _OPT = {
     "max_position_embeddings": 4096,
     "do_layer_norm_before": True,
     "torch_dtype": "float32",
+}
+
+_QWEN2 = {
+    "architectures": ["Qwen2ForCausalLM"],
+    "model_type": "qwen2",
+    "hidden_act": "silu",
+    "rms_norm_eps": 1e-06,
+    "tie_word_embeddings": True,
+    "use_sliding_window": False,
+    "bos_token_id": 1,
+    "eos_token_id": 2,
 }
 
 SHAPES: MappingProxyType[str, MappingProxyType[str, Any]] = MappingProxyType(
@@ -54,6 +70,33 @@ SHAPES: MappingProxyType[str, MappingProxyType[str, Any]] = MappingProxyType(
                 "num_hidden_layers": 6,
                 "vocab_size": 50272,
                 "word_embed_proj_dim": 768,
+            }
+        ),
+        "qwen2-tiny": MappingProxyType(
+            {
+                **_QWEN2,
+                "hidden_size": 64,
+                "intermediate_size": 128,
+                "num_hidden_layers": 2,
+                "num_attention_heads": 4,
+                "num_key_value_heads": 2,
+                "vocab_size": 512,
+                "max_position_embeddings": 4096,
+                "rope_theta": 10000.0,
+            }
+        ),
+        "qwen2-small": MappingProxyType(
+            {
+                **_QWEN2,
+                "hidden_size": 512,
+                "intermediate_size": 1536,
+                "num_hidden_layers": 4,
+                "num_attention_heads": 8,
+                "num_key_value_heads": 2,
+                "vocab_size": 32000,
+                "max_position_embeddings": 8192,
+                "rope_theta": 1000000.0,
+                "torch_dtype": "float32",
             }
         ),
         "qwen2.5-7b": MappingProxyType(

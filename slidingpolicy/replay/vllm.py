@@ -11,20 +11,11 @@ Every arm gets the same other arguments, so that only the scheduler differs.
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import attrs
-
-from slidingpolicy.errors import EngineError, PolicyLabelError, UnknownNameError
-from slidingpolicy.policies import by_name, names
-from slidingpolicy.policies.labels import Options, label, parse_label, split_labels
-from slidingpolicy.predictors import default_predictor
-
-NATIVE = "native"
-"""The arm of vLLM's own scheduler (no `--scheduler-cls`)."""
+from slidingpolicy.replay.engines import NATIVE, Arm, Engine
 
 PYTHON_VARIABLE = "SLIDINGPOLICY_VLLM_PYTHON"
 """The environment variable naming the Python of the vLLM environment."""
@@ -45,39 +36,6 @@ SERVE_ARGS = (
     "--seed",
     "0",
 )
-
-
-@attrs.frozen(slots=True)
-class Arm:
-    """vLLM's own scheduler (`policy` None), or the registered `policy` with its options."""
-
-    policy: str | None = None
-    options: Options = ()
-
-    @property
-    def label(self) -> str:
-        """How results name the arm: ``native``, or the policy's label."""
-        return NATIVE if self.policy is None else label(self.policy, self.options)
-
-
-def parse_arms(text: str) -> tuple[Arm, ...]:
-    """The arms of a comma-separated list of ``native`` and policy labels, each policy built
-    once with its options to check them."""
-    arms = []
-    for part in split_labels(text):
-        name, options = parse_label(part)
-        if name == NATIVE and not options:
-            arms.append(Arm())
-            continue
-        if name not in names():
-            raise UnknownNameError("arm", name, (NATIVE, *names()))
-        by_name(name, default_predictor(), **dict(options))
-        arms.append(Arm(name, options))
-    if not arms:
-        raise PolicyLabelError(f"--policies {text!r}: name at least one arm ({NATIVE} or a policy)")
-    if len({a.label for a in arms}) < len(arms):
-        raise PolicyLabelError(f"--policies {text!r}: an arm is named twice")
-    return tuple(arms)
 
 
 def adapter_config(arm: Arm, predictor: Path | None, trace: Path | None) -> dict[str, Any]:
@@ -118,14 +76,15 @@ def serve_env(environ: Mapping[str, str]) -> dict[str, str]:
     return env
 
 
-def vllm_python(given: Path | None) -> Path:
-    """The Python of the vLLM environment: `given` (--vllm-python, or the environment
-    variable), checked to be an executable file."""
-    if given is None:
-        raise EngineError(
-            "--launch vllm needs the Python of an environment with vLLM and slidingpolicy-vllm "
-            f"installed: pass --vllm-python PATH or set {PYTHON_VARIABLE}"
-        )
-    if not (given.is_file() and os.access(given, os.X_OK)):
-        raise EngineError(f"--vllm-python {given}: not an executable file")
-    return given
+VLLM = Engine(
+    name="vllm",
+    package="slidingpolicy_vllm",
+    holds="vLLM and slidingpolicy-vllm",
+    natives=(NATIVE,),
+    python_option="--vllm-python",
+    python_variable=PYTHON_VARIABLE,
+    shape="opt-small",
+    command=serve_command,
+    env=serve_env,
+)
+"""vLLM, its own scheduler the `native` arm."""

@@ -131,7 +131,8 @@ def test_a_trace_without_times_needs_a_rate(tmp_path: Path, capsys: Capture) -> 
         (["--url", "http://127.0.0.1:1", "--rate", "1", "--rates", "1,2"], "not both"),
         (["--rate", "1"], "either --url"),
         (["--url", "http://127.0.0.1:1", "--launch", "vllm", "--rate", "1"], "either --url"),
-        (["--launch", "sglang", "--rate", "1"], "'vllm'"),
+        (["--launch", "sglang", "--rate", "1"], "can launch are 'vllm' or 'transformers'"),
+        (["--launch", "transformers", "-p", "fcfs", "--rate", "1"], "prefill_first"),
         (["--url", "http://127.0.0.1:1", "--rate", "1", "-n", "0"], "--requests=0"),
         (["--url", "http://127.0.0.1:1", "--rate", "1", "--timeout", "0"], "--timeout=0"),
         (["--url", "http://127.0.0.1:1", "--rate", "1", "--workload", "x"], "unknown workload"),
@@ -141,26 +142,45 @@ def test_bad_arguments_are_one_line(
     args: list[str], match: str, tmp_path: Path, capsys: Capture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.delenv("SLIDINGPOLICY_VLLM_PYTHON", raising=False)
+    monkeypatch.delenv("SLIDINGPOLICY_TRANSFORMERS_PYTHON", raising=False)
     code, _, err = run_cli(["replay", *args, "--out", str(tmp_path)], capsys)
     one_line_error(code, err, match)
 
 
-def test_launch_without_a_vllm_python_says_how_to_set_it(
-    tmp_path: Path, capsys: Capture, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize("engine", ["vllm", "transformers"])
+def test_launch_without_an_engine_python_says_how_to_set_it(
+    engine: str, tmp_path: Path, capsys: Capture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.delenv("SLIDINGPOLICY_VLLM_PYTHON", raising=False)
-    args = ["replay", "--launch", "vllm", "--rate", "1", "--out", str(tmp_path)]
+    variable = f"SLIDINGPOLICY_{engine.upper()}_PYTHON"
+    monkeypatch.delenv(variable, raising=False)
+    args = ["replay", "--launch", engine, "--rate", "1", "--out", str(tmp_path)]
     code, _, err = run_cli(args, capsys)
-    one_line_error(code, err, "pass --vllm-python PATH or set SLIDINGPOLICY_VLLM_PYTHON")
+    one_line_error(code, err, f"pass --{engine}-python PATH or set {variable}")
 
 
-def fake_python(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, **env: str) -> Path:
-    """A 'python' that runs the fake engine in place of `-m slidingpolicy_vllm serve`."""
+ADAPTERS = ("slidingpolicy_vllm", "slidingpolicy_transformers")
+
+
+def fake_python(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    env: dict[str, str] | None = None,
+    adapters: tuple[str, ...] = ADAPTERS,
+) -> Path:
+    """A 'python' that runs the fake engine in place of `-m ADAPTER serve` (with `env` set),
+    and in which the `adapters` (empty stand-in packages) can be found."""
+    stubs = tmp_path / "stubs"
+    for package in adapters:
+        (stubs / package).mkdir(parents=True)
+        (stubs / package / "__init__.py").write_text("")
     script = tmp_path / "python"
-    script.write_text(f'#!/bin/sh\nexec {sys.executable} {FAKE} "$@"\n')
+    script.write_text(
+        f'#!/bin/sh\nif [ "$1" = -c ]; then PYTHONPATH={stubs} exec {sys.executable} "$@"; fi\n'
+        f'exec {sys.executable} {FAKE} "$@"\n'
+    )
     script.chmod(0o755)
     monkeypatch.setenv("FAKE_ENGINE_DIR", str(tmp_path))
-    for key, value in env.items():
+    for key, value in (env or {}).items():
         monkeypatch.setenv(key, value)
     return script
 
@@ -218,6 +238,52 @@ def test_launch_starts_one_server_per_arm_and_stops_them_all(
     assert all(t["memory_peak_bytes"] > 0 for t in document["targets"])
 
 
+def test_launch_transformers_serves_every_arm_through_its_adapter(
+    tmp_path: Path, capsys: Capture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("SLIDINGPOLICY_TRANSFORMERS_PYTHON", raising=False)
+    python = fake_python(tmp_path, monkeypatch)
+    out = tmp_path / "out"
+    args = ["replay", "--launch", "transformers", "--transformers-python", str(python),
+            "--policies", "native,prefill_first,sarathi-edf[token_budget=256]", "--rate", "50",
+            "-n", "4", "--trace-dir", str(tmp_path / "traces"), "--out", str(out)]  # fmt: skip
+    code, _, err = run_cli(args, capsys)
+    assert code == 0, err
+    servers = launched(tmp_path)
+    arms = {}
+    for argv, pids in servers:
+        assert not any(alive(p) for p in pids)
+        assert argv[:3] == ["-m", "slidingpolicy_transformers", "serve"]
+        assert argv[argv.index("--served-model-name") + 1] == "qwen2-small"
+        config = argv[argv.index("--adapter-config") + 1] if "--adapter-config" in argv else None
+        arms[argv[argv.index("--arm") + 1]] = (argv[argv.index("--max-batch-tokens") + 1], config)
+    assert arms == {
+        "native": ("512", None),
+        "prefill_first": ("512", None),
+        "sarathi-edf[token_budget=256]": (
+            "256",
+            json.dumps({"trace": str(tmp_path / "traces" / "sarathi-edf_token_budget_256_.jsonl")}),
+        ),
+    }
+    document = json.loads((out / "results.json").read_text())
+    assert sorted(r["policy"] for r in document["runs"]) == sorted(arms)
+    assert all("--max-batch-tokens" in t["command"] for t in document["targets"])
+
+
+@pytest.mark.parametrize("engine", ["vllm", "transformers"])
+def test_an_engine_python_without_the_adapter_is_one_line(
+    engine: str, tmp_path: Path, capsys: Capture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    adapter = f"slidingpolicy_{engine}"
+    others = tuple(a for a in ADAPTERS if a != adapter)
+    python = fake_python(tmp_path, monkeypatch, adapters=others)
+    args = ["replay", "--launch", engine, f"--{engine}-python", str(python), "--rate", "1",
+            "--out", str(tmp_path / "out")]  # fmt: skip
+    code, _, err = run_cli(args, capsys)
+    one_line_error(code, err, f"--{engine}-python {python}: cannot import {adapter}")
+    assert launched(tmp_path) == []
+
+
 def test_restarting_servers_starts_one_per_run(
     tmp_path: Path, capsys: Capture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -263,7 +329,7 @@ def test_a_launched_run_that_fails_stops_every_server_and_says_why(
     capsys: Capture,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    python = fake_python(tmp_path, monkeypatch, **env)
+    python = fake_python(tmp_path, monkeypatch, env)
     code, _, err = run_cli(
         [
             "replay",

@@ -1,5 +1,5 @@
 """The vLLM arms: vLLM's own scheduler without the adapter, each policy through it with its
-options, predictor and trace; the same other arguments for every arm."""
+options, predictor and trace; the same other arguments for every arm. The model shapes."""
 
 from __future__ import annotations
 
@@ -8,36 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from slidingpolicy.errors import EngineError, PolicyLabelError, UnknownNameError
+from slidingpolicy.errors import EngineError
+from slidingpolicy.replay.engines import Arm
 from slidingpolicy.replay.shapes import SHAPES, shape_names, vocab_size, write_shape
-from slidingpolicy.replay.vllm import (
-    Arm,
-    parse_arms,
-    serve_command,
-    serve_env,
-    vllm_python,
-)
-
-
-def test_arms_parse_native_and_policies_with_options() -> None:
-    arms = parse_arms("native, sarathi-edf[token_budget=256],slidingserve")
-    assert [a.label for a in arms] == ["native", "sarathi-edf[token_budget=256]", "slidingserve"]
-    assert arms[0] == Arm()
-    assert arms[1].options == (("token_budget", 256),)
-
-
-@pytest.mark.parametrize(
-    ("text", "error", "match"),
-    [
-        ("fcfs", UnknownNameError, "native"),
-        ("native,native", PolicyLabelError, "twice"),
-        ("", PolicyLabelError, "at least one"),
-        ("sarathi-edf[nope=1]", Exception, "nope"),
-    ],
-)
-def test_bad_arms_are_named(text: str, error: type[Exception], match: str) -> None:
-    with pytest.raises(error, match=match):
-        parse_arms(text)
+from slidingpolicy.replay.vllm import VLLM, serve_command, serve_env
 
 
 def test_only_policy_arms_get_the_adapter_and_all_share_the_rest() -> None:
@@ -70,15 +44,6 @@ def test_the_server_runs_offline_with_a_small_kv_cache_unless_one_is_set() -> No
     assert serve_env({})["HF_HUB_OFFLINE"] == "1"
 
 
-def test_the_vllm_python_must_be_given_and_executable(tmp_path: Path) -> None:
-    with pytest.raises(EngineError, match="SLIDINGPOLICY_VLLM_PYTHON"):
-        vllm_python(None)
-    plain = tmp_path / "python"
-    plain.write_text("")
-    with pytest.raises(EngineError, match="not an executable"):
-        vllm_python(plain)
-
-
 @pytest.mark.parametrize("name", shape_names())
 def test_each_shape_is_a_folder_with_only_its_config(tmp_path: Path, name: str) -> None:
     folder = write_shape(name, tmp_path / name)
@@ -102,6 +67,18 @@ def test_the_gpu_shape_is_qwen2_5_7bs_own_configuration() -> None:
     )
     assert (shape["num_attention_heads"], shape["num_key_value_heads"]) == (28, 4)
     assert shape["vocab_size"] == 152064
+
+
+def test_vllm_serves_opt_small_unless_told_and_has_one_native_arm() -> None:
+    assert (VLLM.shape, VLLM.natives, VLLM.package) == (
+        "opt-small",
+        ("native",),
+        "slidingpolicy_vllm",
+    )
+    assert (VLLM.python_option, VLLM.python_variable) == (
+        "--vllm-python",
+        "SLIDINGPOLICY_VLLM_PYTHON",
+    )
 
 
 def test_a_model_folder_without_a_config_is_named(tmp_path: Path) -> None:

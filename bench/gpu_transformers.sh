@@ -6,9 +6,10 @@
 #                                  [-n N] [--budget SECONDS] [--smoke] [--dry-run]
 #
 # Here: bash scripts/gpu_wheels.sh (into .whl); then one device call, from the repository's
-# root, carrying .whl, with a 600 s limit: bash bench/gpu_transformers.sh. It needs a GPU (nvidia-smi lists one) and a Python (--python, default python3)
-# with torch, transformers 5.17 or 5.23, numpy, scipy, attrs, aiohttp, typer, rich, matplotlib
-# and psutil: the GPU image's. The wheels in --wheels DIR (default .whl: slidingpolicy, the
+# root, carrying .whl, with a 600 s limit: bash bench/gpu_transformers.sh. It needs a GPU
+# (nvidia-smi lists one) and a Python (--python, default python3) with torch, transformers
+# 5.17 or 5.23, numpy, scipy, attrs, aiohttp, typer, rich, matplotlib and psutil: the GPU
+# image's. The wheels in --wheels DIR (default .whl: slidingpolicy, the
 # adapter, immutables) are installed into a folder put first on PYTHONPATH (pip --no-index
 # --no-deps --target), so that they run on the image's torch and transformers. Stops with one
 # line naming what is missing otherwise. --smoke: the same steps on the CPU, on the tiny
@@ -107,7 +108,7 @@ longest_run=$(awk -v n="$requests" -v r="$lowest" -v t="$timeout_s" \
     'BEGIN { s = n / r; printf "%d", (s == int(s) ? s : int(s) + 1) + t + 15 }')
 replay_slot=$((budget - grid_budget - after_grid - reserve))
 ((replay_slot - longest_run >= 60)) ||
-    die "--budget $budget: too short for the grid (${grid_budget} s) and a replay run of up to ${longest_run} s"
+    die "--budget $budget: too short for the grid ($grid_budget s) and a run of $longest_run s"
 
 # The grid's cells: each chunk c > 0 alone (when B = 0 is asked), then every (L, B > 0, c).
 nonzero() {
@@ -256,9 +257,9 @@ if ((limit > 0)); then
     phase replay "$slot" "$python" -m slidingpolicy.cli replay --launch transformers \
         --transformers-python "$python" --shape "$shape" --policies "$arms" \
         --workload cpu-mixed --rates "$rates" -n "$requests" --seeds 1 --repeats 1 \
-        --timeout "$timeout_s" --time-limit "$limit" --start-timeout "$((limit < 180 ? limit : 180))" \
-        --warmup 2 --server-arg="--device=$device" --server-arg="--dtype=$dtype" \
-        --server-arg="--num-blocks=$num_blocks" "${predictor[@]}" \
+        --timeout "$timeout_s" --time-limit "$limit" --warmup 2 \
+        --start-timeout "$((limit < 180 ? limit : 180))" --server-arg="--device=$device" \
+        --server-arg="--dtype=$dtype" --server-arg="--num-blocks=$num_blocks" "${predictor[@]}" \
         --trace-dir "$work/replay/traces" --out "$work/replay" || failed=1
 else
     failed=1

@@ -30,6 +30,7 @@ def grid_run(model_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_every_cell_runs_its_plan_and_is_measured(grid_run: Path) -> None:
     described = json.loads((grid_run / "grid.json").read_text())
     assert (described["ended"], described["cells_done"]) == ("done", len(GRID.cells()))
+    assert described["attention"].startswith("paged|")  # as the engine ran it
     keys = []
     for line in (grid_run / TRACE).read_text().splitlines():
         step = parse_step(line)

@@ -86,6 +86,7 @@ def run_grid(grid: Grid, settings: RunSettings, out: Path) -> dict[str, Any]:
         policy,
     )
     built = time.monotonic() - began
+    attention = engine.model.config._attn_implementation  # as the engine runs it, until stop()
     check_memory(engine, blocks, settings.block_size)
     for i, request in enumerate(grid.requests()):
         prompt = [3 + (7 * i + k) % (engine.vocab_size - 3) for k in range(request.prompt)]
@@ -97,7 +98,10 @@ def run_grid(grid: Grid, settings: RunSettings, out: Path) -> dict[str, Any]:
         engine.stop()
     description = _describe(grid, settings, engine, policy, blocks)
     description.update(
-        ended=ended, build_seconds=round(built, 3), seconds=round(time.monotonic() - began, 3)
+        attention=attention,
+        ended=ended,
+        build_seconds=round(built, 3),
+        seconds=round(time.monotonic() - began, 3),
     )
     (out / DESCRIPTION).write_text(json.dumps(description, indent=2) + "\n")
     return description

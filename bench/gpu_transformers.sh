@@ -26,9 +26,9 @@
 #     one c-token chunk, for c in {0, 64, 128, 136, 256, 264, 384, 512, 520, 1024, 2048}, B in
 #     {0, 16, 64} and decode contexts L in {512, 2048}: 54 cells of 6 steps (the first 2 left
 #     out), after the decoders' prefill; the pairs 8 tokens apart probe the tile steps of
-#     docs/hardware.md. Its 128 decoders and one chunk request at a time hold about 14 GB of KV
+#     docs/hardware.md. Its 128 decoders and one chunk request at a time hold about 12 GB of KV
 #     cache (57,344 bytes a token in bf16) beside 15 GB of weights; its largest step attends
-#     2,112 queries to about 140,000 cached tokens. Then `slidingpolicy fit --trace` fits the
+#     2,112 queries to about 150,000 cached tokens. Then `slidingpolicy fit --trace` fits the
 #     engine's predictor to the trace (grid/predictor.json, grid/fit.txt) and `grid-report` sets
 #     each cell beside the offline engine's h100 and h100-quantized models (grid/report.json,
 #     grid/grid.csv: measured and modelled ms, relative errors, tile probes).

@@ -48,8 +48,8 @@
 #     run, one seed, one repeat: a first look to be corrected by (a)'s measurement (--rates).
 #
 # Time (--budget 480 s; the device call's limit is 600): the wheels' install and the checks
-# take seconds; the grid has 150 s (the model's build included; it stops there and keeps what
-# ran), its fit and report about 15 s; the replay gets what is left less 30 s for the summary
+# take seconds; the grid has 150 s from the start of the model's build (it stops there and keeps
+# what ran; a hard stop 60 s later), its fit and report about 15 s; the replay gets what is left less 30 s for the summary
 # and the archive: a hard stop then (SIGTERM: replay stops its servers and writes what ran),
 # and, as its --time-limit, that less the longest a run can take (N / the lower rate + the
 # 30 s request timeout + 15 s), so that no run starts that cannot end in time.
@@ -233,7 +233,7 @@ failed=0
 grid="$work/grid"
 phase model 60 "$python" -c 'import sys, pathlib; from slidingpolicy.replay.shapes import '\
 'write_shape as w; w(sys.argv[1], pathlib.Path(sys.argv[2]))' "$shape" "$work/model" || failed=1
-if phase grid $((grid_budget + 30)) "$python" -m slidingpolicy_transformers grid "$work/model" \
+if phase grid $((grid_budget + 60)) "$python" -m slidingpolicy_transformers grid "$work/model" \
     --out "$grid" --chunks "$chunks" --batches "$batches" --contexts "$contexts" \
     --steps "$steps" --warmup "$warmup" --device "$device" --dtype "$dtype" \
     --budget "$grid_budget" --stall 60; then

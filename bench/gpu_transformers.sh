@@ -48,11 +48,12 @@
 #     run, one seed, one repeat: a first look to be corrected by (a)'s measurement (--rates).
 #
 # Time (--budget 480 s; the device call's limit is 600): the wheels' install and the checks
-# take seconds; the grid has 150 s from the start of the model's build (it stops there and keeps
-# what ran; a hard stop 60 s later), its fit and report about 15 s; the replay gets what is left less 30 s for the summary
-# and the archive: a hard stop then (SIGTERM: replay stops its servers and writes what ran),
-# and, as its --time-limit, that less the longest a run can take (N / the lower rate + the
-# 30 s request timeout + 15 s), so that no run starts that cannot end in time.
+# take seconds; the grid has 150 s from the start of the model's build (it stops there and
+# keeps what ran; a hard stop 60 s later), its fit and report about 15 s; the replay gets what
+# is left less 30 s for the summary and the archive: a hard stop then (SIGTERM: replay stops
+# its servers and writes what ran), and, as its --time-limit, that less the longest a run can
+# take (N / the lower rate + the 30 s request timeout + 15 s), so that no run starts that
+# cannot end in time.
 set -euo pipefail
 
 die() {

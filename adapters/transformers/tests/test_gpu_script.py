@@ -11,15 +11,11 @@ import tarfile
 from pathlib import Path
 
 import pytest
-from slidingpolicy.replay.shapes import shape_names
 
 SCRIPT = Path(__file__).resolve().parents[3] / "bench" / "gpu_transformers.sh"
 
 
 @pytest.mark.e2e
-@pytest.mark.skipif(
-    "qwen2-tiny" not in shape_names(), reason="needs `replay --launch transformers` in the core"
-)
 def test_the_smoke_run_measures_replays_and_sums_up(tmp_path: Path) -> None:
     done = subprocess.run(
         ["bash", str(SCRIPT), "--smoke", "--python", sys.executable, "--out", str(tmp_path)],

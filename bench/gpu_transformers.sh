@@ -197,7 +197,9 @@ else
             export PYTHONPATH="$site${PYTHONPATH:+:$PYTHONPATH}"
         fi
     fi
-    export PYTHONSAFEPATH=1 HF_HUB_OFFLINE=1
+    # torch on one CPU thread, as replay runs its transformers servers, so that the grid
+    # measures the engine they serve; the installed wheels, not the checkout, are imported
+    export PYTHONSAFEPATH=1 HF_HUB_OFFLINE=1 OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}"
     modules=(torch transformers numpy scipy attrs aiohttp typer rich matplotlib psutil immutables
         slidingpolicy slidingpolicy_transformers)
     missing=$("$python" -c "import importlib.util as u, sys

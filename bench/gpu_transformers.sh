@@ -137,7 +137,7 @@ phase() {
     fi
     if ((dry_run)); then
         printf '%q ' "$@"
-        [[ "$to" == /dev/null ]] && echo || echo "> $to"
+        [[ "$to" == /dev/null ]] && echo || echo "| tee $to"
         return 0
     fi
     echo "== $name (at most $limit s)"

@@ -62,6 +62,19 @@ class EngineSettings:
         return NATIVE_ARMS.get(self.arm)
 
 
+def build_model(settings: EngineSettings) -> Any:
+    """The model of the folder's `config.json` with weights drawn from `settings.seed`,
+    created on its device in its dtype: a 7B model's 15 GB go straight to the GPU, never
+    through host memory."""
+    config = AutoConfig.from_pretrained(settings.model)
+    torch.manual_seed(settings.seed)
+    with torch.device(settings.device):
+        model = AutoModelForCausalLM.from_config(  # type: ignore[no-untyped-call]
+            config, dtype=DTYPES[settings.dtype], attn_implementation=settings.attention
+        )
+    return model.eval()
+
+
 class Engine:
     """The model and its running `ContinuousBatchingManager` (`manager`); `binding` is the
     policy's for a policy arm (`policy`, when given, plans in place of the arm's), None for
@@ -69,13 +82,8 @@ class Engine:
 
     def __init__(self, settings: EngineSettings, policy: Policy[Any] | None = None) -> None:
         self.settings = settings
-        config = AutoConfig.from_pretrained(settings.model)
-        self.vocab_size = int(config.vocab_size)
-        torch.manual_seed(settings.seed)
-        model = AutoModelForCausalLM.from_config(  # type: ignore[no-untyped-call]
-            config, dtype=DTYPES[settings.dtype], attn_implementation=settings.attention
-        )
-        self.model = model.to(settings.device).eval()
+        self.model = build_model(settings)
+        self.vocab_size = int(self.model.config.vocab_size)
         self.binding: Binding | None = None
         options: dict[str, Any] = {"allow_block_sharing": False}
         for key in ("num_blocks", "block_size", "max_batch_tokens", "max_requests_per_batch"):

@@ -588,5 +588,13 @@ def _show(
         )
     if skipped:
         console.print(f"[yellow]{len(skipped)} runs skipped: --time-limit reached[/yellow]")
+    if runs:
+        from slidingpolicy.replay.paired import paired_wins
+
+        anchor = runs[0].arm
+        counts = paired_wins((r.row() for r in runs), anchor)
+        if counts:
+            pairs = ", ".join(f"{escape(c.arm)} {c.text}" for c in counts)
+            console.print(f"paired runs won–tied–lost against {escape(anchor)}: {pairs}")
     console.print(f"results in {out}/ (results.json, runs.csv, summary.csv, requests.csv, "
                   "replay.png)")  # fmt: skip

@@ -8,6 +8,7 @@ engine passes on), so that a policy configured for one engine runs unchanged on 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from types import MappingProxyType
@@ -22,7 +23,9 @@ from slidingpolicy.policies.labels import parse_label
 from slidingpolicy.policy import Policy
 from slidingpolicy.predictors import default_predictor
 from slidingpolicy.pricing import LatencyPredictor
+from slidingpolicy.records.plan import Allocation, BatchPlan, PlanPath
 from slidingpolicy.records.slo import Slo
+from slidingpolicy.records.state import SchedulerState
 
 
 def _options(value: object) -> MappingProxyType[str, Any]:
@@ -116,3 +119,36 @@ class AdapterConfig:
     def build_policy(self) -> Policy[Any]:
         """The registered policy `policy` over the predictor, with `options` passed by name."""
         return by_name(self.policy, self.load_predictor(), **self.options)
+
+
+def executed_plan(
+    state: SchedulerState, plan: BatchPlan | None, ran: Mapping[str, int]
+) -> tuple[BatchPlan, int]:
+    """The plan as the engine ran it, for the policy's `observe`, and its prefill tokens:
+    `plan` (the engine's own first-come plan when the engine scheduled the step itself) with
+    the allocations the engine ran (request id → tokens) among the requests of `state`, each
+    planned allocation kept where it ran as planned."""
+    planned = {a.request_id: a for a in plan.allocations} if plan is not None else {}
+    allocations: list[Allocation] = []
+    prefill = 0
+    for rid, tokens in ran.items():
+        request = state.request(rid)
+        if request is None:
+            continue
+        same = planned.get(rid)
+        allocations.append(
+            same if same is not None and same.tokens == tokens else Allocation(rid, tokens)
+        )
+        if not request.is_decoding:
+            prefill += tokens
+    base = plan if plan is not None else BatchPlan((), PlanPath.VLLM, 0, 0.0)
+    executed = attrs.evolve(base, allocations=tuple(allocations), prefill_budget=prefill)
+    return executed, prefill
+
+
+def version_series(version: str) -> tuple[int, int] | None:
+    """(major, minor) of an engine's version string such as "0.32.0+cpu"; None if it has
+    none. An adapter accepts the series it was tested on: engines' scheduler hooks are
+    private and change between minor releases."""
+    match = re.match(r"(\d+)\.(\d+)", version)
+    return (int(match.group(1)), int(match.group(2))) if match else None

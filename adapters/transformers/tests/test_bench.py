@@ -24,7 +24,7 @@ def test_the_adapter_bench_prints_a_row_per_arm() -> None:
             "20",
             "--policies",
             "slidingserve+,sarathi-edf",
-        ],  # fmt: skip
+        ],
         capture_output=True,
         text=True,
         check=True,

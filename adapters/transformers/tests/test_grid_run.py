@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 import transformers
+from slidingpolicy.embedding import version_series
 from slidingpolicy.replay.shapes import write_shape
 from slidingpolicy.step_trace import parse_step
 from transformers import AutoConfig
@@ -17,7 +18,6 @@ from slidingpolicy_transformers.__main__ import main
 from slidingpolicy_transformers.grid import Grid
 from slidingpolicy_transformers.grid_report import cell_key, report
 from slidingpolicy_transformers.grid_run import TRACE, RunSettings, kv_bytes, run_grid
-from slidingpolicy_transformers.guard import version_series
 
 GRID = Grid([0, 8, 16], [0, 2], [16, 32], steps=3, warmup=1)
 

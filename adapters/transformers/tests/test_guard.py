@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import pytest
 import transformers
+from slidingpolicy.embedding import version_series
 from transformers.generation.continuous_batching.scheduler import FIFOScheduler
 
 from slidingpolicy_transformers import UnsupportedTransformersError, check_transformers
-from slidingpolicy_transformers.guard import SUPPORTED_SERIES, version_series
+from slidingpolicy_transformers.guard import SUPPORTED_SERIES
 
 
 def test_the_installed_transformers_is_a_supported_series() -> None:

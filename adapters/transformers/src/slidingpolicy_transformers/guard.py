@@ -13,9 +13,9 @@ releases, so only the series the adapter was tested on are accepted.
 from __future__ import annotations
 
 import inspect
-import re
 
 import transformers
+from slidingpolicy.embedding import version_series
 from transformers.generation.continuous_batching import continuous_api
 from transformers.generation.continuous_batching.scheduler import Scheduler
 
@@ -47,12 +47,6 @@ ATTRIBUTES = (
 
 class UnsupportedTransformersError(RuntimeError):
     """The installed transformers is not one the adapter can drive; the message says why."""
-
-
-def version_series(version: str) -> tuple[int, int] | None:
-    """(major, minor) of a version string such as "5.17.0"; None if it has none."""
-    match = re.match(r"(\d+)\.(\d+)", version)
-    return (int(match.group(1)), int(match.group(2))) if match else None
 
 
 def check_transformers(

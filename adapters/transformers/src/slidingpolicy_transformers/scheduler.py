@@ -22,12 +22,12 @@ import attrs
 from slidingpolicy import (
     Allocation,
     BatchPlan,
-    PlanPath,
     Request,
     SchedulerState,
     check_plan,
     next_throughput,
 )
+from slidingpolicy.embedding import executed_plan
 from slidingpolicy.step_trace import TraceStep, TraceWriter
 from transformers.generation.continuous_batching.cache import PagedAttentionCache
 from transformers.generation.continuous_batching.requests import FutureRequestState, RequestState
@@ -267,23 +267,8 @@ class SlidingScheduler(FIFOScheduler):
         state = step.decision.state
         if state is None:
             return
-        plan = step.decision.plan
-        planned = {a.request_id: a for a in plan.allocations} if plan is not None else {}
-        ran: list[Allocation] = []
-        prefill = 0
-        for rid, tokens in step.scheduled.items():
-            request = state.request(rid)
-            if request is None:
-                continue
-            same = planned.get(rid)
-            ran.append(
-                same if same is not None and same.tokens == tokens else Allocation(rid, tokens)
-            )
-            if not request.is_decoding:
-                prefill += tokens
+        executed, prefill = executed_plan(state, step.decision.plan, step.scheduled)
         self._throughput = next_throughput(self._throughput, prefill, latency)
-        base = plan if plan is not None else BatchPlan((), PlanPath.VLLM, 0, 0.0)
-        executed = attrs.evolve(base, allocations=tuple(ran), prefill_budget=prefill)
         try:
             self.sliding_pstate = self.sliding_policy.observe(
                 self.sliding_pstate, state, executed, latency

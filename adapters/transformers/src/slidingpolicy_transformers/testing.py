@@ -10,27 +10,11 @@ from pathlib import Path
 from typing import Any
 
 import attrs
+from slidingpolicy.replay.shapes import SHAPES
 
 from slidingpolicy_transformers.engine import Engine
 
-TINY_QWEN2 = {
-    "architectures": ["Qwen2ForCausalLM"],
-    "model_type": "qwen2",
-    "hidden_size": 64,
-    "intermediate_size": 128,
-    "num_hidden_layers": 2,
-    "num_attention_heads": 4,
-    "num_key_value_heads": 2,
-    "vocab_size": 512,
-    "max_position_embeddings": 4096,
-    "hidden_act": "silu",
-    "rms_norm_eps": 1e-6,
-    "rope_theta": 10000.0,
-    "tie_word_embeddings": True,
-    "use_sliding_window": False,
-    "bos_token_id": 1,
-    "eos_token_id": 2,
-}
+TINY_QWEN2 = dict(SHAPES["qwen2-tiny"])
 """A Qwen2 shape whose steps take a few milliseconds on a CPU."""
 
 

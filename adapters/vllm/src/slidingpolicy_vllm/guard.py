@@ -12,9 +12,9 @@ series the adapter was tested on are accepted, and only with those hooks as it k
 from __future__ import annotations
 
 import inspect
-import re
 
 import vllm
+from slidingpolicy.embedding import version_series
 from vllm.v1.core.sched.scheduler import Scheduler
 
 SUPPORTED_SERIES = ((0, 32), (0, 33))
@@ -47,12 +47,6 @@ ATTRIBUTES = (
 
 class UnsupportedVllmError(RuntimeError):
     """The installed vLLM is not one the adapter can drive; the message says what differs."""
-
-
-def version_series(version: str) -> tuple[int, int] | None:
-    """(major, minor) of a version string such as "0.32.0+cpu"; None if it has none."""
-    match = re.match(r"(\d+)\.(\d+)", version)
-    return (int(match.group(1)), int(match.group(2))) if match else None
 
 
 def check_vllm(version: str = vllm.__version__, scheduler: type[Scheduler] = Scheduler) -> None:

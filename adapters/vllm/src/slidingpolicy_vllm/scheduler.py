@@ -30,6 +30,7 @@ from slidingpolicy import (
     check_plan,
     next_throughput,
 )
+from slidingpolicy.embedding import executed_plan
 from slidingpolicy.step_trace import TraceStep, TraceWriter
 from vllm.v1.core.sched.async_scheduler import AsyncScheduler
 from vllm.v1.core.sched.output import SchedulerOutput
@@ -307,23 +308,8 @@ class SlidingScheduler(Scheduler):
         state = step.decision.state
         if state is None or not output.num_scheduled_tokens:
             return
-        plan = step.decision.plan
-        planned = {a.request_id: a for a in plan.allocations} if plan is not None else {}
-        ran: list[Allocation] = []
-        prefill = 0
-        for rid, tokens in output.num_scheduled_tokens.items():
-            request = state.request(rid)
-            if request is None:
-                continue
-            same = planned.get(rid)
-            ran.append(
-                same if same is not None and same.tokens == tokens else Allocation(rid, tokens)
-            )
-            if not request.is_decoding:
-                prefill += tokens
+        executed, prefill = executed_plan(state, step.decision.plan, output.num_scheduled_tokens)
         self._throughput = next_throughput(self._throughput, prefill, latency)
-        base = plan or BatchPlan((), "vllm", 0, 0.0)
-        executed = attrs.evolve(base, allocations=tuple(ran), prefill_budget=prefill)
         try:
             self.sliding_pstate = self.sliding_policy.observe(
                 self.sliding_pstate, state, executed, latency

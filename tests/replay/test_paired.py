@@ -29,7 +29,7 @@ def test_a_small_matrix_counts_by_hand() -> None:
     assert (count.arm, count.text) == ("slidingserve+", "1–1–1")
 
 
-@given(st.dictionaries(KEYS, st.tuples(st.floats(0, 1), st.floats(0, 1)), max_size=12))
+@given(st.dictionaries(KEYS, st.tuples(st.floats(0, 1), st.floats(0, 1)), min_size=1, max_size=12))
 def test_every_common_run_is_a_win_a_tie_or_a_loss_and_swapping_swaps_them(
     runs: dict[tuple[float, int, int], tuple[float, float]],
 ) -> None:

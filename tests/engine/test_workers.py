@@ -22,9 +22,21 @@ BASE = RunSpec("sarathi", workload=WorkloadSpec(requests=60))
 
 @pytest.fixture(scope="module")
 def ray_address() -> Iterator[str]:
-    """The GCS address of a local two-CPU Ray instance, shut down after the module."""
+    """The GCS address of a local two-CPU Ray instance, shut down after the module.
+
+    The instance is kept small and to itself: a 100 MiB object store (the results are a few
+    kB), and no memory monitor, which otherwise kills a worker whenever the whole machine
+    (other jobs included) runs above 95% of its memory, and retries its task without end."""
     ray = pytest.importorskip("ray", reason="Ray is an optional extra: slidingpolicy[ray]")
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    monkeypatch = pytest.MonkeyPatch()
+    monkeypatch.setenv("RAY_memory_monitor_refresh_ms", "0")
+    ray.init(
+        num_cpus=2,
+        object_store_memory=100 * 2**20,
+        include_dashboard=False,
+        log_to_driver=False,
+    )
+    monkeypatch.undo()
     try:
         yield ray.get_runtime_context().gcs_address
     finally:

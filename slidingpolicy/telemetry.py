@@ -126,12 +126,11 @@ def demoted(policy: object, state: SchedulerState) -> frozenset[str]:
 
 def late_starts(state: SchedulerState, plan: BatchPlan) -> list[float]:
     """now − d_i (seconds) of each request whose prefill `plan` starts (nothing of its prompt
-    cached yet) past its TTFT deadline d_i (eq. 1); a request preempted by recompute starts
-    again, its deadline that of its next token."""
+    cached yet) past its TTFT deadline d_i (eq. 1), in state order; a request preempted by
+    recompute starts again, its deadline that of its next token."""
     now = state.now
-    late = []
-    for allocation in plan.allocations:
-        request = state.request(allocation.request_id)
-        if request is not None and request.prefilled == 0 and request.deadline <= now:
-            late.append(now - request.deadline)
-    return late
+    late = [r for r in state.prefill_candidates if r.prefilled == 0 and r.deadline <= now]
+    if not late:
+        return []
+    started = {a.request_id for a in plan.allocations}
+    return [now - r.deadline for r in late if r.id in started]

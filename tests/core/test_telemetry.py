@@ -5,6 +5,7 @@ demotes) and how late a prefill starts (now − d_i, of requests with nothing ca
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -120,3 +121,15 @@ def test_late_starts_are_non_negative_one_per_late_waiting_request(state: Schedu
             and r.prefilled == 0 and r.deadline <= state.now]  # fmt: skip
     assert len(found) == len(late)
     assert all(value >= 0.0 for value in found)
+
+
+def test_both_adapters_feed_the_metrics_with_the_same_code() -> None:
+    """Each adapter is its own distribution, so each holds the feed; past their docstrings
+    (which say where the engine serves `/metrics`) the two modules are one text."""
+    root = Path(__file__).resolve().parents[2]
+    modules = [
+        root / "adapters/vllm/src/slidingpolicy_vllm/metrics.py",
+        root / "adapters/transformers/src/slidingpolicy_transformers/metrics.py",
+    ]
+    vllm, transformers = (path.read_text().split('"""\n', 1)[1] for path in modules)
+    assert vllm == transformers

@@ -31,10 +31,16 @@ CORE = {
 """The policy library, its layers from the bottom: parsing and argument checks, the records, the
 predictor, the stages that build a plan, the policies made of them."""
 
-ABOVE_CORE = {"step_trace": 8, "hardware": 9, "predictors": 10, "embedding": 11}
+ABOVE_CORE = {
+    "step_trace": 8,
+    "hardware": 9,
+    "predictors": 10,
+    "embedding": 11,
+    "telemetry": 11,
+}
 """What the engine and the engine adapters stand on: the step trace, the hardware models and
-the predictors fitted on them (packaged, profiled, calibrated and cached), and the settings
-every adapter reads."""
+the predictors fitted on them (packaged, profiled, calibrated and cached), the settings
+every adapter reads, and the metrics every adapter exposes."""
 
 LAYERS = {**CORE, **ABOVE_CORE}
 

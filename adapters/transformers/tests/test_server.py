@@ -1,7 +1,8 @@
 """End to end: `python -m slidingpolicy_transformers serve` with the tiny model and a policy on
 127.0.0.1, streaming token-id requests with SLOs in `vllm_xargs`, every one complete; a bad
-SLO answered 400 with its key named; SIGTERM stops it with the trace flushed and every line
-passing `slidingpolicy check`. The server is stopped by its process group whatever happens."""
+SLO answered 400 with its key named; the policy's metrics on `GET /metrics`; SIGTERM stops it
+with the trace flushed and every line passing `slidingpolicy check`. The server is stopped by
+its process group whatever happens."""
 
 from __future__ import annotations
 
@@ -15,11 +16,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from prometheus_client.parser import text_string_to_metric_families
 from slidingpolicy.invariants import check_plan
 from slidingpolicy.replay.client import send_all
 from slidingpolicy.replay.launcher import Server, free_port
 from slidingpolicy.replay.requests import Completion
 from slidingpolicy.step_trace import parse_step
+from slidingpolicy.telemetry import METRICS
 
 pytestmark = pytest.mark.e2e
 
@@ -117,3 +120,30 @@ def test_a_bad_request_is_answered_400_naming_the_key(
     assert status == 400
     assert named in json.loads(text)["error"]["message"]
     assert process.alive()
+
+
+def test_the_policys_metrics_are_served_on_metrics(shared_server: tuple[Server, Path]) -> None:
+    process, _ = shared_server
+    # two requests late before the first snapshot that holds them (a TTFT SLO of 1 µs)
+    late = [Completion(f"late{i}", 0.0, tuple(range(1, 40)), 3, 1e-6, 0.5) for i in range(2)]
+    measured = asyncio.run(send_all(process.url, "tiny", [*late, *REQUESTS[:4]], timeout=120.0))
+    assert [m.failure for m in measured] == [None] * 6
+    with urllib.request.urlopen(f"{process.url}/metrics", timeout=30) as response:
+        assert response.headers["Content-Type"].startswith("text/plain")
+        text = response.read().decode()
+    samples: dict[str, float] = {}
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            samples[sample.name] = samples.get(sample.name, 0.0) + sample.value
+    ours = {name for name in samples if name.startswith("slidingpolicy_")}
+    parts = ("", "_bucket", "_count", "_sum", "_created")
+    assert ours <= {m.name.removesuffix("_total") + p for m in METRICS for p in parts} | {
+        m.name for m in METRICS
+    }
+    assert samples["slidingpolicy_plans_total"] > 0
+    predicted = samples["slidingpolicy_predicted_step_seconds_count"]
+    assert 0 < predicted <= samples["slidingpolicy_step_seconds_count"]
+    assert samples["slidingpolicy_latency_margin"] >= 1.0
+    assert samples.get("slidingpolicy_fallback_steps_total", 0.0) == 0
+    assert samples["slidingpolicy_demoted_requests_total"] >= 2
+    assert samples["slidingpolicy_late_start_seconds_count"] >= 2

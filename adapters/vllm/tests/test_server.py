@@ -1,7 +1,8 @@
 """End to end: `python -m slidingpolicy_vllm serve` with the tiny model and the adapter on
 127.0.0.1, 20 streaming token-id requests with SLOs in `vllm_xargs`, every one complete, and
-every line of the adapter's trace passing `slidingpolicy check`. The server is stopped by its
-process id whatever happens."""
+every line of the adapter's trace passing `slidingpolicy check`; the policy's metrics on the
+server's `/metrics`, with the engine core in its own process (vLLM's default) and in the API
+server's. The server is stopped by its process id whatever happens."""
 
 from __future__ import annotations
 
@@ -21,6 +22,8 @@ from typing import Any
 
 import attrs
 import pytest
+from prometheus_client.parser import text_string_to_metric_families
+from slidingpolicy.telemetry import METRICS
 
 from tests.test_trace import check
 
@@ -97,7 +100,20 @@ def _stop(process: subprocess.Popen[bytes]) -> None:
 
 @pytest.fixture
 def server(model_dir: Path, tmp_path: Path) -> Iterator[Server]:
+    """The adapter's server on a free loopback port, its engine core in its own process."""
+    environment = {k: v for k, v in os.environ.items() if k != "VLLM_ENABLE_V1_MULTIPROCESSING"}
+    yield from _serve(model_dir, tmp_path, environment)
+
+
+@pytest.fixture
+def inprocess_server(model_dir: Path, tmp_path: Path) -> Iterator[Server]:
+    """The adapter's server, its engine core in the API server's process."""
+    yield from _serve(model_dir, tmp_path, {**os.environ, "VLLM_ENABLE_V1_MULTIPROCESSING": "0"})
+
+
+def _serve(model_dir: Path, tmp_path: Path, environment: dict[str, str]) -> Iterator[Server]:
     """The adapter's server on a free loopback port, stopped in `finally`."""
+    environment = {k: v for k, v in environment.items() if k != "PROMETHEUS_MULTIPROC_DIR"}
     port = _free_port()
     trace = tmp_path / "trace.jsonl"
     config = {"slidingpolicy": {"policy": "slidingserve", "trace": str(trace)}}
@@ -110,7 +126,6 @@ def server(model_dir: Path, tmp_path: Path) -> Iterator[Server]:
         "--scheduler-cls", "slidingpolicy_vllm.AsyncSlidingScheduler",
         "--additional-config", json.dumps(config),
     ]  # fmt: skip
-    environment = {k: v for k, v in os.environ.items() if k != "VLLM_ENABLE_V1_MULTIPROCESSING"}
     log = (tmp_path / "server.log").open("wb")
     start = time.monotonic()
     process = subprocess.Popen(
@@ -129,6 +144,65 @@ def server(model_dir: Path, tmp_path: Path) -> Iterator[Server]:
         log.close()
     assert process.returncode is not None, "the server is stopped"
     assert _gone(process.pid), "and every process it started"
+
+
+def _body(model_dir: Path, i: int, slo: dict[str, float]) -> dict[str, Any]:
+    """Request `i`: a token-id prompt of 8 to 607 tokens, 4 to 23 tokens out, streamed."""
+    return {
+        "model": str(model_dir),
+        "prompt": [5 + (13 * i + j) % 400 for j in range(8 + (97 * i) % 600)],
+        "max_tokens": 4 + (7 * i) % 20,
+        "ignore_eos": True,
+        "stream": True,
+        "return_token_ids": True,
+        "vllm_xargs": slo,
+    }
+
+
+def _scrape(port: int) -> dict[str, list[tuple[dict[str, str], float]]]:
+    """The samples of the server's `/metrics` by name, each with its labels."""
+    connection = http.client.HTTPConnection(HOST, port, timeout=30)
+    try:
+        connection.request("GET", "/metrics")
+        response = connection.getresponse()
+        assert response.status == 200
+        text = response.read().decode()
+    finally:
+        connection.close()
+    samples: dict[str, list[tuple[dict[str, str], float]]] = {}
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            samples.setdefault(sample.name, []).append((sample.labels, sample.value))
+    return samples
+
+
+def _total(samples: dict[str, list[tuple[dict[str, str], float]]], name: str) -> float:
+    return sum(value for _, value in samples.get(name, []))
+
+
+def _check_policy_metrics(port: int, late: int) -> None:
+    """The policy's metrics on `/metrics` beside vLLM's own, after a run whose steps the
+    policy planned, in which `late` requests were late before their first snapshot."""
+    samples = _scrape(port)
+    ours = {name for name in samples if name.startswith("slidingpolicy_")}
+    exposed = {m.name for m in METRICS} | {
+        f"{m.name}_{part}" for m in METRICS for part in ("bucket", "count", "sum")
+    }
+    assert ours <= exposed, ours - exposed
+    assert {m.name for m in METRICS if not m.labels} <= {
+        name.removesuffix("_count") for name in ours
+    }
+    assert any(name.startswith("vllm:prompt_tokens") for name in samples), "vLLM's own"
+    plans = _total(samples, "slidingpolicy_plans_total")
+    steps = _total(samples, "slidingpolicy_step_seconds_count")
+    assert plans > 0
+    assert 0 < _total(samples, "slidingpolicy_predicted_step_seconds_count") <= steps <= plans
+    assert _total(samples, "slidingpolicy_step_time_ratio_count") > 0
+    assert _total(samples, "slidingpolicy_step_seconds_sum") > 0
+    assert _total(samples, "slidingpolicy_fallback_steps_total") == 0
+    assert _total(samples, "slidingpolicy_latency_margin") >= 1.0
+    assert _total(samples, "slidingpolicy_demoted_requests_total") >= late
+    assert _total(samples, "slidingpolicy_late_start_seconds_count") >= late
 
 
 def _complete(port: int, body: dict[str, Any]) -> tuple[int, str | None]:
@@ -156,18 +230,7 @@ def test_twenty_streamed_requests_complete_and_the_trace_passes_check(
     server: Server, model_dir: Path
 ) -> None:
     lengths = [4 + (7 * i) % 20 for i in range(REQUESTS)]
-    bodies = [
-        {
-            "model": str(model_dir),
-            "prompt": [5 + (13 * i + j) % 400 for j in range(8 + (97 * i) % 600)],
-            "max_tokens": lengths[i],
-            "ignore_eos": True,
-            "stream": True,
-            "return_token_ids": True,
-            "vllm_xargs": SLOS[i],
-        }
-        for i in range(REQUESTS)
-    ]
+    bodies = [_body(model_dir, i, SLOS[i]) for i in range(REQUESTS)]
     with ThreadPoolExecutor(REQUESTS) as pool:
         done = list(pool.map(lambda body: _complete(server.port, body), bodies))
     assert done == [(n, "length") for n in lengths]
@@ -180,3 +243,16 @@ def test_twenty_streamed_requests_complete_and_the_trace_passes_check(
     checked = check(server.trace)
     assert checked.returncode == 0, checked.stdout + checked.stderr
     assert f"{len(lines)} plans checked: 0 break an invariant, 0 malformed" in checked.stdout
+    _check_policy_metrics(server.port, late=0)
+
+
+def test_the_metrics_reach_metrics_with_the_engine_core_in_the_api_servers_process(
+    inprocess_server: Server, model_dir: Path
+) -> None:
+    # a TTFT SLO of 1 µs: late before the first snapshot that holds it
+    slos = [{"ttft_slo": 1e-6 if i < 2 else 3.0} for i in range(6)]
+    bodies = [_body(model_dir, i, slo) for i, slo in enumerate(slos)]
+    with ThreadPoolExecutor(len(bodies)) as pool:
+        done = list(pool.map(lambda body: _complete(inprocess_server.port, body), bodies))
+    assert [finish for _, finish in done] == ["length"] * len(bodies)
+    _check_policy_metrics(inprocess_server.port, late=2)

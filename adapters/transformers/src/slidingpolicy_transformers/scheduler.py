@@ -34,6 +34,7 @@ from transformers.generation.continuous_batching.requests import FutureRequestSt
 from transformers.generation.continuous_batching.scheduler import FIFOScheduler
 
 from slidingpolicy_transformers.guard import check_attributes, check_transformers
+from slidingpolicy_transformers.metrics import MetricsFeed
 from slidingpolicy_transformers.snapshot import to_request
 
 if TYPE_CHECKING:
@@ -99,6 +100,7 @@ class SlidingScheduler(FIFOScheduler):
         self._epoch = time.perf_counter()
         self._throughput = config.prefill_throughput
         self._trace = TraceWriter(config.trace) if config.trace is not None else None
+        self._metrics = MetricsFeed()
         self.binding.attach(self)
 
     def reset(self) -> None:
@@ -110,6 +112,9 @@ class SlidingScheduler(FIFOScheduler):
     def schedule_batch(self, token_budget: int, cache_budget: int) -> Batch:
         """The engine's next batch, as the policy planned it (or the engine's FIFO's)."""
         decision = self.sliding_decision = self._decide(token_budget)
+        self._metrics.decided(
+            self.sliding_policy, decision, self.sliding_faults, self._known.__contains__
+        )
         if decision.fallback is None and decision.state is not None and decision.plan is not None:
             batch = self._schedule_plan(decision.state, decision.plan, token_budget, cache_budget)
         else:
@@ -268,6 +273,7 @@ class SlidingScheduler(FIFOScheduler):
         if state is None:
             return
         executed, prefill = executed_plan(state, step.decision.plan, step.scheduled)
+        self._metrics.observed(step.decision, state, executed, latency)
         self._throughput = next_throughput(self._throughput, prefill, latency)
         try:
             self.sliding_pstate = self.sliding_policy.observe(

@@ -1,5 +1,6 @@
 """The engine behind an OpenAI-compatible streaming API, the part of it `slidingpolicy replay`
-speaks: `GET /health`, `GET /v1/models`, `POST /v1/completions` with a token-id prompt.
+speaks: `GET /health`, `GET /v1/models`, `POST /v1/completions` with a token-id prompt; and
+`GET /metrics`, the policy's Prometheus metrics (`metrics`), as vLLM's adapter shows them.
 
 A completion's body: ``model``, ``prompt`` (token ids), ``max_tokens`` (exactly that many
 come out: the model has no end token), ``stream`` (server-sent events, one per token, each
@@ -19,6 +20,7 @@ from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
 from aiohttp import web
+from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, generate_latest
 from slidingpolicy import SLO_KEYS, InvalidRecordError, check_slo_value
 
 from slidingpolicy_transformers.engine import Engine
@@ -173,12 +175,21 @@ async def models(request: web.Request) -> web.Response:
     )
 
 
+async def metrics(request: web.Request) -> web.Response:
+    """`GET /metrics`: prometheus_client's default registry (the policy's metrics among
+    them), in Prometheus' text format."""
+    return web.Response(
+        body=generate_latest(REGISTRY), headers={"Content-Type": CONTENT_TYPE_LATEST}
+    )
+
+
 def application(engine: Engine, name: str) -> web.Application:
     """The server of `engine`'s model, named `name`; the engine stops with the server."""
     app = web.Application(client_max_size=2**24)
     app[ENGINE], app[NAME] = engine, name
     app.router.add_get("/health", health)
     app.router.add_get("/v1/models", models)
+    app.router.add_get("/metrics", metrics)
     app.router.add_post("/v1/completions", completions)
 
     async def stop(_: web.Application) -> None:

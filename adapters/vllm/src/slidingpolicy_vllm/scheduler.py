@@ -42,6 +42,7 @@ from vllm.v1.request import Request as VllmRequest
 
 from slidingpolicy_vllm.config import RECORD, SECTION, AdapterConfig
 from slidingpolicy_vllm.guard import HOOK, check_attributes, check_vllm
+from slidingpolicy_vllm.metrics import MetricsFeed
 from slidingpolicy_vllm.snapshot import SCHEDULABLE_WAITING, request_slo, to_request
 
 logger = logging.getLogger(__name__)
@@ -134,10 +135,14 @@ class SlidingScheduler(Scheduler):
         self._last_done = 0.0
         path = self.sliding_config.trace
         self._trace = TraceWriter(path) if path is not None else None
+        self._metrics = MetricsFeed()
 
     def schedule(self, throttle_prefills: bool = False) -> SchedulerOutput:
         """vLLM's step, as the policy planned it (or vLLM's own when the policy fails)."""
         decision = self.sliding_decision = self._decide()
+        self._metrics.decided(
+            self.sliding_policy, decision, self.sliding_faults, self.requests.__contains__
+        )
         if decision.fallback is None and decision.state is not None and decision.plan is not None:
             output = self._schedule_plan(decision, decision.state, decision.plan, throttle_prefills)
         else:
@@ -309,6 +314,7 @@ class SlidingScheduler(Scheduler):
         if state is None or not output.num_scheduled_tokens:
             return
         executed, prefill = executed_plan(state, step.decision.plan, output.num_scheduled_tokens)
+        self._metrics.observed(step.decision, state, executed, latency)
         self._throughput = next_throughput(self._throughput, prefill, latency)
         try:
             self.sliding_pstate = self.sliding_policy.observe(

@@ -1,0 +1,147 @@
+"""The policy's Prometheus metrics (`slidingpolicy.telemetry.METRICS`) on vLLM's `/metrics`,
+fed by the scheduler at each step from what it already has: the decision, the step it ran
+and its measured time.
+
+vLLM's scheduler runs in the engine-core process, a child of the API server that serves
+`/metrics` (unless VLLM_ENABLE_V1_MULTIPROCESSING=0). When PROMETHEUS_MULTIPROC_DIR is set,
+every process of vLLM writes its metrics to files there and the API server's registry reads
+them all (`vllm.v1.metrics.prometheus.get_prometheus_registry`), so the engine core's appear
+beside vLLM's own: `python -m slidingpolicy_vllm serve` sets it to a fresh folder when it is
+unset (`__main__`). Without it, they appear only with VLLM_ENABLE_V1_MULTIPROCESSING=0.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Mapping
+from typing import Protocol
+
+from prometheus_client import REGISTRY, CollectorRegistry, Counter, Gauge, Histogram
+from slidingpolicy import BatchPlan, SchedulerState
+from slidingpolicy.telemetry import (
+    DEMOTED,
+    FALLBACK_STEPS,
+    FAULTS,
+    LATE_START,
+    MARGIN,
+    METRICS,
+    PLANS,
+    PREDICTED_STEP,
+    STEP,
+    STEP_RATIO,
+    demoted,
+    late_starts,
+)
+
+SPECS = {spec.name: spec for spec in METRICS}
+
+
+def _counter(name: str, registry: CollectorRegistry | None) -> Counter:
+    spec = SPECS[name]
+    return Counter(spec.name, spec.help, spec.labels, registry=registry)
+
+
+def _histogram(name: str, registry: CollectorRegistry | None) -> Histogram:
+    spec = SPECS[name]
+    return Histogram(spec.name, spec.help, spec.labels, registry=registry, buckets=spec.buckets)
+
+
+class PolicyMetrics:
+    """The metrics of `METRICS`, registered in `registry`. The gauge reports the value set
+    last when several processes write (multiprocess mode)."""
+
+    def __init__(self, registry: CollectorRegistry | None = REGISTRY) -> None:
+        self.plans = _counter(PLANS, registry)
+        self.fallback_steps = _counter(FALLBACK_STEPS, registry)
+        self.faults = _counter(FAULTS, registry)
+        margin = SPECS[MARGIN]
+        self.margin = Gauge(margin.name, margin.help, margin.labels, registry=registry,
+                            multiprocess_mode="mostrecent")  # fmt: skip
+        self.step = _histogram(STEP, registry)
+        self.predicted_step = _histogram(PREDICTED_STEP, registry)
+        self.step_ratio = _histogram(STEP_RATIO, registry)
+        self.demoted = _counter(DEMOTED, registry)
+        self.late_start = _histogram(LATE_START, registry)
+
+
+class Decided(Protocol):
+    """A scheduler's decision for one step: its snapshot, its plan, and why the engine
+    scheduled it instead (None: it ran as planned)."""
+
+    @property
+    def state(self) -> SchedulerState | None: ...
+
+    @property
+    def plan(self) -> BatchPlan | None: ...
+
+    @property
+    def fallback(self) -> str | None: ...
+
+
+@functools.cache
+def process_metrics() -> PolicyMetrics:
+    """This process's metrics, in prometheus_client's default registry (made once)."""
+    return PolicyMetrics()
+
+
+class MetricsFeed:
+    """What one scheduler adds to the metrics: call `decided` once a step is decided and
+    `observed` once it ran. It remembers the faults it has counted and the requests it has
+    counted as demoted (those still live), so that each is counted once."""
+
+    def __init__(self, metrics: PolicyMetrics | None = None) -> None:
+        self.metrics = process_metrics() if metrics is None else metrics
+        self._faults: dict[str, int] = {}
+        self._demoted: set[str] = set()
+        self._kept = 0
+
+    def decided(
+        self,
+        policy: object,
+        decision: Decided,
+        faults: Mapping[str, int],
+        live: Callable[[str], bool],
+    ) -> None:
+        """`policy`'s `decision` for a step, the scheduler's fault counts by kind so far, and
+        whether a request id is still the engine's (`live`)."""
+        metrics = self.metrics
+        self._count_faults(faults)
+        state, plan, fallback = decision.state, decision.plan, decision.fallback
+        if fallback is not None:
+            metrics.fallback_steps.labels(fallback).inc()
+        elif plan is not None:
+            metrics.plans.labels(plan.path.value).inc()
+            metrics.margin.set(plan.diagnostics.margin)
+        if state is not None:
+            seen = self._demoted
+            new = demoted(policy, state) - seen
+            if new:
+                metrics.demoted.inc(len(new))
+                seen |= new
+            if len(seen) > 2 * self._kept + 64:
+                self._demoted = {rid for rid in seen if live(rid)}
+                self._kept = len(self._demoted)
+
+    def observed(
+        self, decision: Decided, state: SchedulerState, executed: BatchPlan, latency: float
+    ) -> None:
+        """The step of `decision`, decided on `state`, ran `executed` in `latency` seconds."""
+        metrics = self.metrics
+        metrics.step.observe(latency)
+        plan = decision.plan
+        if decision.fallback is None and plan is not None:
+            predicted = plan.predicted_latency
+            metrics.predicted_step.observe(predicted)
+            if predicted > 0.0:
+                metrics.step_ratio.observe(latency / predicted)
+        for late in late_starts(state, executed):
+            metrics.late_start.observe(late)
+
+    def _count_faults(self, counted: Mapping[str, int]) -> None:
+        """Add the faults of `counted` (by kind, so far) not yet counted."""
+        known = self._faults
+        for kind, count in counted.items():
+            added = count - known.get(kind, 0)
+            if added > 0:
+                self.metrics.faults.labels(kind).inc(added)
+                known[kind] = count

@@ -1,0 +1,135 @@
+"""The metrics every adapter exposes (`telemetry.METRICS`) follow Prometheus' conventions, and
+the counts behind them: the requests MLPS demotes (late or shed, only under a policy that
+demotes) and how late a prefill starts (now − d_i, of requests with nothing cached)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+
+from slidingpolicy import (
+    Allocation,
+    BatchPlan,
+    PlanPath,
+    Request,
+    SchedulerState,
+    by_name,
+    default_predictor,
+)
+from slidingpolicy.telemetry import METRICS, demoted, late_starts
+from tests.strategies import NOW, states
+
+SLO = (2.0, 0.1)
+
+
+def _waiting(rid: str, slack: float, prefilled: int = 0) -> Request:
+    """A request of 100 prompt tokens whose TTFT deadline is `slack` seconds from NOW."""
+    return Request(rid, NOW + slack - SLO[0], 100, prefilled, 0, *SLO)
+
+
+def test_every_metric_is_named_and_typed_by_prometheus_conventions() -> None:
+    names = [m.name for m in METRICS]
+    assert len(set(names)) == len(names)
+    for metric in METRICS:
+        assert re.fullmatch(r"slidingpolicy_[a-z_]+[a-z]", metric.name), metric.name
+        assert metric.name.endswith("_total") == (metric.kind == "counter"), metric.name
+        assert all(re.fullmatch(r"[a-z]+", label) for label in metric.labels)
+        assert metric.help.endswith(".")
+        if metric.kind == "histogram":
+            assert metric.name.endswith(("_seconds", "_ratio")), metric.name
+            assert list(metric.buckets) == sorted(set(metric.buckets))
+            assert metric.buckets[0] > 0
+        else:
+            assert metric.buckets == ()
+
+
+def test_slidingserve_plus_demotes_the_requests_past_their_deadline() -> None:
+    state = SchedulerState(
+        NOW,
+        (_waiting("late", -1.0), _waiting("due", 0.0), _waiting("live", 0.5),
+         _waiting("started", -3.0, prefilled=40)),
+        8000.0,
+    )  # fmt: skip
+    policy = by_name("slidingserve+", default_predictor())
+    assert demoted(policy, state) == {"late", "due", "started"}
+    assert demoted(by_name("slidingserve+", default_predictor(), learn=False), state) == {
+        "late",
+        "due",
+        "started",
+    }
+
+
+@pytest.mark.parametrize(
+    ("name", "options"),
+    [
+        ("sarathi-edf", {}),
+        ("vllm", {}),
+        ("slidingserve", {"demote_late": False}),
+        ("slidingserve", {"order": "edf"}),
+        ("sarathi-edf+sc", {}),
+    ],
+)
+def test_a_policy_that_does_not_demote_demotes_nobody(
+    name: str, options: dict[str, object]
+) -> None:
+    state = SchedulerState(NOW, (_waiting("late", -1.0),), 8000.0)
+    assert demoted(by_name(name, default_predictor(), **options), state) == frozenset()
+
+
+def test_burst_shedding_counts_as_demotion() -> None:
+    # 8000 tokens/s cannot prefill two 100-token prompts due in 15 ms: one is given up
+    state = SchedulerState(NOW, (_waiting("a", 0.015), _waiting("b", 0.015)), 8000.0)
+    shedding = by_name("slidingserve", default_predictor(), shed_bursts=True)
+    assert len(demoted(shedding, state)) == 1
+    assert demoted(by_name("slidingserve", default_predictor()), state) == frozenset()
+
+
+@given(states())
+@settings(max_examples=200)
+def test_the_demoted_are_the_late_candidates(state: SchedulerState) -> None:
+    found = demoted(by_name("slidingserve+", default_predictor()), state)
+    assert found == {r.id for r in state.prefill_candidates if r.deadline <= state.now}
+
+
+def test_a_late_start_is_how_far_past_its_deadline_a_waiting_request_starts() -> None:
+    requests = (
+        _waiting("late", -1.5),
+        _waiting("early", 0.5),
+        _waiting("resumed", -2.0, prefilled=50),
+        _waiting("idle", -4.0),
+    )
+    state = SchedulerState(NOW, requests, 8000.0)
+    plan = BatchPlan(
+        tuple(Allocation(rid, 10) for rid in ("late", "early", "resumed")),
+        PlanPath.CHUNKER,
+        30,
+        0.01,
+    )
+    assert late_starts(state, plan) == [pytest.approx(1.5)]
+
+
+@given(states())
+@settings(max_examples=200)
+def test_late_starts_are_non_negative_one_per_late_waiting_request(state: SchedulerState) -> None:
+    policy = by_name("slidingserve+", default_predictor())
+    plan, _ = policy.plan(policy.init(), state)
+    found = late_starts(state, plan)
+    late = [a for a in plan.allocations if (r := state.request(a.request_id)) is not None
+            and r.prefilled == 0 and r.deadline <= state.now]  # fmt: skip
+    assert len(found) == len(late)
+    assert all(value >= 0.0 for value in found)
+
+
+def test_both_adapters_feed_the_metrics_with_the_same_code() -> None:
+    """Each adapter is its own distribution, so each holds the feed; past their docstrings
+    (which say where the engine serves `/metrics`) the two modules are one text."""
+    root = Path(__file__).resolve().parents[2]
+    modules = [
+        root / "adapters/vllm/src/slidingpolicy_vllm/metrics.py",
+        root / "adapters/transformers/src/slidingpolicy_transformers/metrics.py",
+    ]
+    vllm, transformers = (path.read_text().split('"""\n', 1)[1] for path in modules)
+    assert vllm == transformers

@@ -10,7 +10,7 @@ from typing import Literal
 
 import attrs
 
-from slidingpolicy.policies.online import Online
+from slidingpolicy.policies.online import Online, OnlineState
 from slidingpolicy.policies.slidingserve import SlidingServe
 from slidingpolicy.records.config import SlidingConfig
 from slidingpolicy.records.plan import BatchPlan
@@ -42,6 +42,7 @@ PREDICTED_STEP = "slidingpolicy_predicted_step_seconds"
 STEP_RATIO = "slidingpolicy_step_time_ratio"
 DEMOTED = "slidingpolicy_demoted_requests_total"
 LATE_START = "slidingpolicy_late_start_seconds"
+LEARNER_ROWS = "slidingpolicy_learner_rows"
 
 STEP_BUCKETS = (0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0)
 RATIO_BUCKETS = (0.5, 0.8, 0.9, 1.0, 1.1, 1.25, 1.5, 2.0, 3.0, 5.0)
@@ -97,6 +98,12 @@ METRICS: tuple[MetricSpec, ...] = (
         (),
         LATE_BUCKETS,
     ),
+    MetricSpec(
+        LEARNER_ROWS,
+        "gauge",
+        "Observations the online learner holds: its margin window and the rows waiting to be "
+        "folded into its statistics (bounded; 0 for a policy that does not learn).",
+    ),
 )
 """Every metric an adapter exposes, in this order."""
 
@@ -134,3 +141,13 @@ def late_starts(state: SchedulerState, plan: BatchPlan) -> list[float]:
         return []
     started = {a.request_id for a in plan.allocations}
     return [now - r.deadline for r in late if r.id in started]
+
+
+def learner_rows(policy_state: object) -> int:
+    """The observation rows a policy state's online learner holds (eq. 6, learned): the
+    batches of its margin window and the rows not yet folded; 0 for a policy that does not
+    learn."""
+    if not isinstance(policy_state, OnlineState):
+        return 0
+    learner = policy_state.learner
+    return learner.window.size + learner.pending_rows

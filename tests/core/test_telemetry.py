@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from slidingpolicy import (
     Allocation,
@@ -19,7 +20,8 @@ from slidingpolicy import (
     by_name,
     default_predictor,
 )
-from slidingpolicy.telemetry import METRICS, demoted, late_starts
+from slidingpolicy.policies.learner import FOLD_ROWS
+from slidingpolicy.telemetry import METRICS, demoted, late_starts, learner_rows
 from tests.strategies import NOW, states
 
 SLO = (2.0, 0.1)
@@ -133,3 +135,27 @@ def test_both_adapters_feed_the_metrics_with_the_same_code() -> None:
     ]
     vllm, transformers = (path.read_text().split('"""\n', 1)[1] for path in modules)
     assert vllm == transformers
+
+
+@settings(max_examples=20, deadline=None)
+@given(steps=st.lists(st.tuples(st.integers(0, 3), st.booleans(), st.floats(0.001, 0.5)),
+                      min_size=1, max_size=60))  # fmt: skip
+def test_the_learner_holds_a_bounded_number_of_rows(steps: list[tuple[int, bool, float]]) -> None:
+    """`learner_rows` counts the observed batches the learner holds (eq. 6, learned), never
+    more than its window of priced batches and the rows waiting to be folded; 0 for a
+    policy that does not learn."""
+    window = 8
+    policy = by_name("slidingserve+", default_predictor(), margin_window=window)
+    pstate = policy.init()
+    assert learner_rows(pstate) == 0
+    assert learner_rows(by_name("sarathi-edf", default_predictor(), learn=False).init()) == 0
+    for step, (decodes, prefill, latency) in enumerate(steps):
+        requests = [Request(f"d{i}", NOW - 1.0, 100, 100, 1, *SLO) for i in range(decodes)]
+        if prefill:
+            requests.append(Request(f"p{step}", NOW - 0.1, 64, 0, 0, *SLO))
+        state = SchedulerState(NOW, tuple(requests), 8000.0)
+        plan, pstate = policy.plan(pstate, state)
+        pstate = policy.observe(pstate, state, plan, latency)
+        assert learner_rows(pstate) <= window + FOLD_ROWS
+    if any(decodes or prefill for decodes, prefill, _ in steps):
+        assert learner_rows(pstate) > 0, "a batch that ran is held until folded"

@@ -59,7 +59,7 @@ def test_a_feed_adds_what_each_step_shows() -> None:
     faults: Counter[str] = Counter()
     live = {"late", "fresh"}.__contains__
     feed.decided(policy, Decision(state, plan, None), faults, live)
-    feed.observed(Decision(state, plan, None), state, plan, 0.05)
+    feed.observed(Decision(state, plan, None), state, plan, 0.05, None)
     faults["policy raised E"] += 1
     feed.decided(policy, Decision(state, None, "policy raised E"), faults, live)
     assert _value(registry, "slidingpolicy_plans_total", path="chunker") == 1

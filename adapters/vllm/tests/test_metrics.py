@@ -69,7 +69,7 @@ def test_the_registry_holds_exactly_the_shared_metrics() -> None:
     policy = by_name("slidingserve+", default_predictor())
     feed.decided(policy, Decision(state, plan, None), {"k": 1}, lambda rid: True)
     feed.decided(policy, Decision(state, None, "policy raised E"), {}, lambda rid: True)
-    feed.observed(Decision(state, plan, None), state, plan, 0.02)
+    feed.observed(Decision(state, plan, None), state, plan, 0.02, None)
     exposed = {s.name for f in registry.collect() for s in f.samples}
     for spec in METRICS:
         assert spec.name in exposed or f"{spec.name}_count" in exposed, spec.name
@@ -106,8 +106,8 @@ def test_a_feed_observes_step_times_and_late_starts() -> None:
     feed = MetricsFeed(PolicyMetrics(registry))
     state = SchedulerState(NOW, (_request("late", -1.5), _request("fresh", 0.5)), 8000.0)
     plan = _plan(state, PlanPath.CHUNKER, 1.5, 0.04)
-    feed.observed(Decision(state, plan, None), state, plan, 0.05)
-    feed.observed(Decision(state, plan, "plan breaks invariant 2"), state, plan, 0.2)
+    feed.observed(Decision(state, plan, None), state, plan, 0.05, None)
+    feed.observed(Decision(state, plan, "plan breaks invariant 2"), state, plan, 0.2, None)
     assert _value(registry, "slidingpolicy_step_seconds_count") == 2
     assert _value(registry, "slidingpolicy_step_seconds_sum") == pytest.approx(0.25)
     assert _value(registry, "slidingpolicy_predicted_step_seconds_count") == 1, "planned only"

@@ -273,7 +273,7 @@ class SlidingScheduler(FIFOScheduler):
         if state is None:
             return
         executed, prefill = executed_plan(state, step.decision.plan, step.scheduled)
-        self._metrics.observed(step.decision, state, executed, latency)
+        self._metrics.observed(step.decision, state, executed, latency, self.sliding_pstate)
         self._throughput = next_throughput(self._throughput, prefill, latency)
         try:
             self.sliding_pstate = self.sliding_policy.observe(

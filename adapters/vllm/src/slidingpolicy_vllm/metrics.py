@@ -23,6 +23,7 @@ from slidingpolicy.telemetry import (
     FALLBACK_STEPS,
     FAULTS,
     LATE_START,
+    LEARNER_ROWS,
     MARGIN,
     METRICS,
     PLANS,
@@ -31,6 +32,7 @@ from slidingpolicy.telemetry import (
     STEP_RATIO,
     demoted,
     late_starts,
+    learner_rows,
 )
 
 SPECS = {spec.name: spec for spec in METRICS}
@@ -62,6 +64,9 @@ class PolicyMetrics:
         self.step_ratio = _histogram(STEP_RATIO, registry)
         self.demoted = _counter(DEMOTED, registry)
         self.late_start = _histogram(LATE_START, registry)
+        rows = SPECS[LEARNER_ROWS]
+        self.learner_rows = Gauge(rows.name, rows.help, rows.labels, registry=registry,
+                                  multiprocess_mode="mostrecent")  # fmt: skip
 
 
 class Decided(Protocol):
@@ -123,11 +128,18 @@ class MetricsFeed:
                 self._kept = len(self._demoted)
 
     def observed(
-        self, decision: Decided, state: SchedulerState, executed: BatchPlan, latency: float
+        self,
+        decision: Decided,
+        state: SchedulerState,
+        executed: BatchPlan,
+        latency: float,
+        policy_state: object,
     ) -> None:
-        """The step of `decision`, decided on `state`, ran `executed` in `latency` seconds."""
+        """The step of `decision`, decided on `state`, ran `executed` in `latency` seconds;
+        `policy_state` is the policy's state it was planned from."""
         metrics = self.metrics
         metrics.step.observe(latency)
+        metrics.learner_rows.set(learner_rows(policy_state))
         plan = decision.plan
         if decision.fallback is None and plan is not None:
             predicted = plan.predicted_latency

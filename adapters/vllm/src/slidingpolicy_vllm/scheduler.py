@@ -314,7 +314,7 @@ class SlidingScheduler(Scheduler):
         if state is None or not output.num_scheduled_tokens:
             return
         executed, prefill = executed_plan(state, step.decision.plan, output.num_scheduled_tokens)
-        self._metrics.observed(step.decision, state, executed, latency)
+        self._metrics.observed(step.decision, state, executed, latency, self.sliding_pstate)
         self._throughput = next_throughput(self._throughput, prefill, latency)
         try:
             self.sliding_pstate = self.sliding_policy.observe(

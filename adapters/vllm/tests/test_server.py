@@ -1,7 +1,8 @@
 """End to end: `python -m slidingpolicy_vllm serve` with the tiny model and the adapter on
 127.0.0.1, 20 streaming token-id requests with SLOs in `vllm_xargs`, every one complete, and
-every line of the adapter's trace passing `slidingpolicy check`. The server is stopped by its
-process id whatever happens."""
+every line of the adapter's trace passing `slidingpolicy check`; a request with a malformed
+SLO refused with HTTP 400 by the door `serve` adds. Then hostile clients (`test_hostile.py`).
+The server is stopped by its process id whatever happens."""
 
 from __future__ import annotations
 
@@ -53,7 +54,7 @@ def _free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def _health(port: int) -> bool:
+def health(port: int) -> bool:
     connection = http.client.HTTPConnection(HOST, port, timeout=5)
     try:
         connection.request("GET", "/health")
@@ -98,6 +99,14 @@ def _stop(process: subprocess.Popen[bytes]) -> None:
 @pytest.fixture
 def server(model_dir: Path, tmp_path: Path) -> Iterator[Server]:
     """The adapter's server on a free loopback port, stopped in `finally`."""
+    with serving(model_dir, tmp_path) as running:
+        yield running
+
+
+@contextlib.contextmanager
+def serving(model_dir: Path, tmp_path: Path, *extra: str) -> Iterator[Server]:
+    """The adapter's server on a free loopback port with `extra` arguments, stopped in
+    `finally`; the adapter's folder is on its path (for `tests.leaky_door`)."""
     port = _free_port()
     trace = tmp_path / "trace.jsonl"
     config = {"slidingpolicy": {"policy": "slidingserve", "trace": str(trace)}}
@@ -108,16 +117,18 @@ def server(model_dir: Path, tmp_path: Path) -> Iterator[Server]:
         "--max-num-batched-tokens", "2048", "--max-num-seqs", "16",
         "--host", HOST, "--port", str(port),
         "--scheduler-cls", "slidingpolicy_vllm.AsyncSlidingScheduler",
-        "--additional-config", json.dumps(config),
+        "--additional-config", json.dumps(config), *extra,
     ]  # fmt: skip
     environment = {k: v for k, v in os.environ.items() if k != "VLLM_ENABLE_V1_MULTIPROCESSING"}
+    paths = [str(Path(__file__).parents[1]), *filter(None, [os.environ.get("PYTHONPATH")])]
+    environment["PYTHONPATH"] = os.pathsep.join(paths)
     log = (tmp_path / "server.log").open("wb")
     start = time.monotonic()
     process = subprocess.Popen(
         command, stdout=log, stderr=subprocess.STDOUT, env=environment, start_new_session=True
     )
     try:
-        while not _health(port):
+        while not health(port):
             assert process.poll() is None, (tmp_path / "server.log").read_text()[-4000:]
             assert time.monotonic() - start < READY_WITHIN, "not ready in time"
             time.sleep(0.5)
@@ -131,7 +142,19 @@ def server(model_dir: Path, tmp_path: Path) -> Iterator[Server]:
     assert _gone(process.pid), "and every process it started"
 
 
-def _complete(port: int, body: dict[str, Any]) -> tuple[int, str | None]:
+def post(port: int, body: dict[str, Any]) -> tuple[int, Any]:
+    """One completion, not streamed: the HTTP status and the JSON answer."""
+    connection = http.client.HTTPConnection(HOST, port, timeout=120)
+    try:
+        headers = {"Content-Type": "application/json"}
+        connection.request("POST", "/v1/completions", json.dumps(body), headers)
+        response = connection.getresponse()
+        return response.status, json.loads(response.read())
+    finally:
+        connection.close()
+
+
+def complete(port: int, body: dict[str, Any]) -> tuple[int, str | None]:
     """Stream one completion; its token count and finish reason."""
     connection = http.client.HTTPConnection(HOST, port, timeout=120)
     try:
@@ -169,7 +192,7 @@ def test_twenty_streamed_requests_complete_and_the_trace_passes_check(
         for i in range(REQUESTS)
     ]
     with ThreadPoolExecutor(REQUESTS) as pool:
-        done = list(pool.map(lambda body: _complete(server.port, body), bodies))
+        done = list(pool.map(lambda body: complete(server.port, body), bodies))
     assert done == [(n, "length") for n in lengths]
     lines = [json.loads(line) for line in server.trace.read_text().splitlines()]
     requests = {r["id"]: r for line in lines for r in line["state"]["requests"]}
@@ -180,3 +203,7 @@ def test_twenty_streamed_requests_complete_and_the_trace_passes_check(
     checked = check(server.trace)
     assert checked.returncode == 0, checked.stdout + checked.stderr
     assert f"{len(lines)} plans checked: 0 break an invariant, 0 malformed" in checked.stdout
+    hostile = {**bodies[0], "stream": False, "vllm_xargs": {"ttft_slo": -1}}
+    status, answer = post(server.port, hostile)
+    assert status == 400, answer
+    assert "ttft_slo=-1.0 must be > 0" in answer["error"]["message"]

@@ -250,7 +250,8 @@ class SlidingScheduler(Scheduler):
     def _refuse(self, request_id: str, error: InvalidRecordError) -> None:
         """Leave a request the policy cannot represent out of every plan, to be finished
         alone with `error` as its reason; counted, the first one logged."""
-        why = f"slidingpolicy cannot schedule request {request_id!r}: {error}"
+        problem = str(error).removeprefix(f"request {request_id!r}: ")
+        why = f"slidingpolicy cannot schedule request {request_id!r}: {problem}"
         self._refused[request_id] = why
         self.sliding_faults[REFUSED] += 1
         if self.sliding_faults[REFUSED] == 1:

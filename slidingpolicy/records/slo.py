@@ -17,9 +17,13 @@ from slidingpolicy.errors import InvalidRecordError
 SLO_KEYS = ("ttft_slo", "tbt_slo", "protected")
 """The keys a request's SLO metadata may carry."""
 
+MIN_SLO_SECONDS = 1e-3
+"""The shortest SLO a request may ask for: no engine step ends within a millisecond, so a
+shorter L_ttft or L_tbt cannot be met by any token (1e-9 is a unit slip, not a wish)."""
+
 RANGES = {
-    "ttft_slo": f"seconds, a number > 0 and <= {_validate.MAX_SECONDS:g}",
-    "tbt_slo": f"seconds, a number > 0 and <= {_validate.MAX_SECONDS:g}",
+    "ttft_slo": f"seconds, a number >= {MIN_SLO_SECONDS:g} and <= {_validate.MAX_SECONDS:g}",
+    "tbt_slo": f"seconds, a number >= {MIN_SLO_SECONDS:g} and <= {_validate.MAX_SECONDS:g}",
     "protected": "true or false",
 }
 """What each key accepts, as error messages and documentation say it."""
@@ -41,14 +45,18 @@ class Slo:
 
 
 def check_slo_value(record: str, key: str, value: object) -> float | bool:
-    """`value` of SLO key `key`, checked; an `InvalidRecordError` naming `record`, the key,
-    the value and the accepted range otherwise."""
+    """`value` of SLO key `key`, checked: a duration a `Request` holds and at least
+    `MIN_SLO_SECONDS`, or a bool for `protected`; an `InvalidRecordError` naming `record`,
+    the key, the value and the accepted range otherwise."""
     if key not in RANGES:
         raise _validate.fail(record, key, f"is not an SLO key ({', '.join(SLO_KEYS)})")
     try:
         if key == "protected":
             return _validate.flag(record, key, value)
-        return _validate.duration(record, key, value)
+        seconds = _validate.duration(record, key, value)
+        if seconds < MIN_SLO_SECONDS:
+            raise _validate.fail(record, key, f"={seconds:g} s is shorter than any step")
+        return seconds
     except InvalidRecordError as error:
         problem = str(error).removeprefix(f"{record}: {key}").lstrip(" ")
         raise _validate.fail(record, key, f"{problem} (accepted: {RANGES[key]})") from None

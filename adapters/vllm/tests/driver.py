@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 
 import attrs
 from vllm.v1.core.sched.output import SchedulerOutput
+from vllm.v1.engine import EngineCoreOutput
 from vllm.v1.outputs import ModelRunnerOutput
 from vllm.v1.request import Request, RequestStatus
 
@@ -48,8 +49,10 @@ def drive(
     asynchronous: bool,
     check: StepCheck | None = None,
     max_steps: int = 5000,
+    sent: list[EngineCoreOutput] | None = None,
 ) -> dict[str, Request]:
-    """Run until every job has finished (or `max_steps`); returns the requests by id."""
+    """Run until every job has finished (or `max_steps`); returns the requests by id, and
+    appends to `sent` every output `update_from_output` returns for the clients."""
     requests: dict[str, Request] = {}
     in_flight: deque[tuple[SchedulerOutput, ModelRunnerOutput]] = deque()
     start = time.time()
@@ -78,7 +81,9 @@ def drive(
         in_flight.append((output, model_output(scheduler, output)))
         keep = 1 if asynchronous and output.total_num_scheduled_tokens else 0
         while len(in_flight) > keep:
-            scheduler.update_from_output(*in_flight.popleft())
+            outputs = scheduler.update_from_output(*in_flight.popleft())
+            if sent is not None:
+                sent.extend(out for client in outputs.values() for out in client.outputs)
         arrived = all(job.arrive <= step for job in jobs)
         if arrived and not in_flight and not scheduler.has_requests():
             return requests

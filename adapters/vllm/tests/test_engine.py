@@ -1,6 +1,7 @@
 """A full in-process vLLM engine on CPU (dummy weights, the tiny model) with the adapter as
-`scheduler_cls`: every request finishes with its whole output, and every line of the trace
-passes `slidingpolicy check` with the step's measured latency."""
+`scheduler_cls` and its door: every request finishes with its whole output, every line of the
+trace passes `slidingpolicy check` with the step's measured latency, and a request with a
+malformed SLO is refused before it reaches the engine."""
 
 from __future__ import annotations
 
@@ -10,8 +11,10 @@ from pathlib import Path
 
 import pytest
 from vllm import LLM, SamplingParams
+from vllm.exceptions import VLLMValidationError
 from vllm.inputs import TokensPrompt
 
+from slidingpolicy_vllm.door import DOOR
 from tests.test_trace import check
 
 pytestmark = pytest.mark.engine
@@ -42,6 +45,7 @@ def test_an_engine_completes_mixed_requests_under_the_policy(
         max_num_seqs=16,
         async_scheduling=scheduler.startswith("Async"),
         scheduler_cls=f"slidingpolicy_vllm.{scheduler}",
+        logits_processors=[DOOR],
         seed=0,
         additional_config={"slidingpolicy": {"policy": policy, "trace": str(trace)}},
     )
@@ -56,6 +60,9 @@ def test_an_engine_completes_mixed_requests_under_the_policy(
         for i, n in enumerate(lengths)
     ]
     outputs = llm.generate(prompts, params, use_tqdm=False)
+    hostile = SamplingParams(max_tokens=1, extra_args={"ttft_slo": -1})
+    with pytest.raises(VLLMValidationError, match=r"ttft_slo=-1\.0 must be > 0"):
+        llm.generate(prompts[:1], hostile, use_tqdm=False)
     del llm
     gc.collect()
     assert [len(o.outputs[0].token_ids) for o in outputs] == lengths

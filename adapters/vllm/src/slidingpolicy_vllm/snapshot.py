@@ -1,4 +1,4 @@
-"""vLLM's request state → `slidingpolicy.Request` records, and the SLOs requests carry.
+"""vLLM's request state → `slidingpolicy.Request` records.
 
 vLLM counts, per request, the tokens it holds (`num_tokens`: prompt plus output) and those
 already in the KV cache (`num_computed_tokens`); a step brings the second up to the first.
@@ -13,49 +13,12 @@ flight count as produced (`num_output_placeholders`).
 
 from __future__ import annotations
 
-from slidingpolicy import SLO_KEYS, InvalidRecordError, Request, Slo, check_slo_value
+from slidingpolicy import Request, Slo
 from vllm.v1.request import Request as VllmRequest
 from vllm.v1.request import RequestStatus
 
 SCHEDULABLE_WAITING = (RequestStatus.WAITING, RequestStatus.PREEMPTED)
 """Waiting statuses vLLM admits this step (others wait for a grammar, KV transfer, input)."""
-
-
-def request_slo(request: VllmRequest, default: Slo) -> tuple[Slo, str | None]:
-    """The SLOs in `sampling_params.extra_args` (keys `SLO_KEYS`), `default` for those it
-    does not carry; and the problem, if any.
-
-    A value a record cannot hold is not used: the default takes its place for this request,
-    and the problem says which key of which request held what, and which default the
-    request gets instead, for the caller to log.
-    """
-    params = request.sampling_params
-    extra = params.extra_args if params is not None else None
-    if not extra:
-        return default, None
-    found: dict[str, float | bool] = {
-        "ttft_slo": default.ttft,
-        "tbt_slo": default.tbt,
-        "protected": default.protected,
-    }
-    problems = []
-    for key in SLO_KEYS:
-        if key not in extra:
-            continue
-        value = extra[key]
-        try:
-            found[key] = check_slo_value("extra_args", key, value)
-        except InvalidRecordError as error:
-            why = str(error).removeprefix("extra_args: ")
-            problems.append(
-                f"extra_args {key}={value!r} is refused ({why}), so this request uses the "
-                f"default {key}={found[key]!r}"
-            )
-    problem = None
-    if problems:
-        problem = f"request {request.request_id!r}: {'; '.join(problems)}"
-    slo = Slo(float(found["ttft_slo"]), float(found["tbt_slo"]), bool(found["protected"]))
-    return slo, problem
 
 
 def to_request(

@@ -7,6 +7,7 @@ checking a policy inside vLLM on a machine without a GPU.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,8 @@ from vllm.v1.kv_cache_interface import FullAttentionSpec, KVCacheConfig, KVCache
 from vllm.v1.outputs import ModelRunnerOutput
 from vllm.v1.request import Request
 from vllm.v1.structured_output import StructuredOutputManager
+
+from slidingpolicy_vllm.door import DOOR
 
 TINY_OPT = {
     "architectures": ["OPTForCausalLM"],
@@ -56,10 +59,16 @@ def make_scheduler(
     max_num_seqs: int = 128,
     max_model_len: int = 4096,
     additional_config: dict[str, Any] | None = None,
+    logits_processors: Sequence[str] = (DOOR,),
 ) -> Scheduler:
-    """A scheduler of class `cls` over a KV cache of `num_blocks` blocks (+1, vLLM's null)."""
+    """A scheduler of class `cls` over a KV cache of `num_blocks` blocks (+1, vLLM's null),
+    with the adapter's door among the logits processors, as `serve` gives it."""
     model_config = ModelConfig(
-        model=str(model), skip_tokenizer_init=True, max_model_len=max_model_len, seed=0
+        model=str(model),
+        skip_tokenizer_init=True,
+        max_model_len=max_model_len,
+        seed=0,
+        logits_processors=list(logits_processors),
     )
     cache_config = CacheConfig(block_size=block_size, enable_prefix_caching=False)
     cache_config.num_gpu_blocks = num_blocks + 1

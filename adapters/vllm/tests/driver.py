@@ -22,12 +22,14 @@ from slidingpolicy_vllm.testing import make_request, model_output
 
 @attrs.frozen
 class Job:
-    """A request to add at step `arrive`."""
+    """A request to add at step `arrive`, with its arrival time `waited` seconds before the
+    run started."""
 
     prompt: int
     output: int
     arrive: int
     extra: dict[str, object] | None = None
+    waited: float = 0.0
 
 
 @attrs.frozen
@@ -60,7 +62,9 @@ def drive(
     for step in range(max_steps):
         for i, job in enumerate(jobs):
             if job.arrive == step:
-                request = make_request(f"r{i}", job.prompt, job.output, start, job.extra)
+                request = make_request(
+                    f"r{i}", job.prompt, job.output, start - job.waited, job.extra
+                )
                 requests[request.request_id] = request
                 scheduler.add_request(request)
         before = Before(

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from slidingpolicy import InvalidRecordError
+from slidingpolicy import InvalidRecordError, Slo
 from slidingpolicy.records.slo import RANGES
 from vllm.exceptions import VLLMValidationError
 from vllm.sampling_params import SamplingParams
@@ -19,7 +19,7 @@ from vllm.v1.worker.gpu.sample.logits_processor import (
 )
 
 from slidingpolicy_vllm import AsyncSlidingScheduler, SlidingScheduler
-from slidingpolicy_vllm.door import DOOR, SloDoor, with_door
+from slidingpolicy_vllm.door import DOOR, SloDoor, slo_of, with_door
 from slidingpolicy_vllm.testing import make_scheduler
 
 HOSTILE = [
@@ -33,10 +33,10 @@ HOSTILE = [
     ("ttft_slo", 1e308, "ttft_slo=1e+308 s is beyond 1e+10 s"),
     ("tbt_slo", 1e-9, "tbt_slo=1e-09 s is shorter than any step"),
     ("protected", "yes", "protected must be a bool, got 'yes'"),
-    ("protected", 1, "protected must be a bool, got 1"),
+    ("protected", 2, "protected must be a bool, got 2"),
+    ("protected", 1.0, "protected must be a bool, got 1.0"),
 ]
-"""Each hostile value and what the refusal says of it (`protected` = 1 is what vLLM's
-OpenAI API makes of a JSON true in `vllm_xargs`)."""
+"""Each hostile value and what the refusal says of it."""
 
 V1 = "V1"
 V2 = "V2"
@@ -77,6 +77,15 @@ def test_a_hostile_slo_is_refused_at_the_door_naming_key_value_and_range(
 )
 def test_valid_slos_and_other_keys_pass(runner: str, extra: dict[str, object] | None) -> None:
     _validate(runner, SamplingParams(max_tokens=4, extra_args=extra))
+
+
+@pytest.mark.parametrize(("sent", "read"), [(1, True), (0, False), (True, True), (False, False)])
+def test_protected_arrives_as_one_or_zero_and_is_read_as_the_flag(sent: object, read: bool) -> None:
+    """vLLM's OpenAI API passes a JSON true or false in `vllm_xargs` on as 1 or 0."""
+    params = SamplingParams(max_tokens=4, extra_args={"protected": sent})
+    for runner in (V1, V2):
+        _validate(runner, params)
+    assert slo_of(params, Slo(2.0, 0.1)) == Slo(2.0, 0.1, read)
 
 
 def test_the_door_changes_no_logits_under_either_runner() -> None:

@@ -34,12 +34,12 @@ HOSTILE = [
     ("ttft_slo", False, "ttft_slo=0.0 must be > 0"),
     ("tbt_slo", 1e-9, "tbt_slo=1e-09 s is shorter than any step"),
     ("protected", "yes", "protected must be a bool, got 'yes'"),
-    ("protected", True, "protected must be a bool, got 1"),
+    ("protected", 2, "protected must be a bool, got 2"),
 ]
 """Each value as the client sends it (JSON: NaN, Infinity, true, false) and what the 400
 says. vLLM's request model turns a JSON boolean in `vllm_xargs` into 1 or 0 before any
-plug-in sees it: `false` is refused as 0 s, `true` for `protected` as 1, and `true` for an
-SLO arrives as 1 s, a valid SLO (`test_..._true_arrives_as_one_second`)."""
+plug-in sees it: `false` for an SLO is refused as 0 s, `true` for an SLO arrives as 1 s, a
+valid SLO, and `true` for `protected` is read as the flag."""
 
 
 @pytest.fixture
@@ -75,6 +75,8 @@ def test_hostile_slos_get_400_and_a_poisoned_request_is_finished_alone(
     print("a 400:", json.dumps(answer))
     status, answer = post(port, _body(model_dir, 0, {"ttft_slo": True}, stream=False))
     assert status == 200, "a JSON true arrives as 1: a valid SLO of 1 s"
+    status, answer = post(port, _body(model_dir, 1, {"protected": True}, stream=False))
+    assert status == 200, answer
 
     poison = _body(model_dir, 99, {"ttft_slo": 1e308, LEAK: 1}, stream=False)
     bodies = [_body(model_dir, i, {"ttft_slo": 2.0, "tbt_slo": 0.5}, True) for i in range(NORMAL)]
@@ -100,7 +102,9 @@ def test_hostile_slos_get_400_and_a_poisoned_request_is_finished_alone(
     print(f"{planned} of {len(lines)} steps planned by the policy")
     assert planned >= 0.99 * len(lines)
     ids = {r["id"] for line in lines for r in line["state"]["requests"]}
-    assert len(ids) == NORMAL + 1, "the 50, the one SLO of 1 s, not the poisoned one"
+    assert len(ids) == NORMAL + 2, "the 50, the SLO of 1 s, the protected one, not the poisoned"
+    protected = {r["id"] for line in lines for r in line["state"]["requests"] if r["protected"]}
+    assert len(protected) == 1, "a JSON true for protected reaches the policy as g_i = 1"
     checked = check(leaky.trace)
     assert checked.returncode == 0, checked.stdout + checked.stderr
     assert f"{len(lines)} plans checked: 0 break an invariant, 0 malformed" in checked.stdout

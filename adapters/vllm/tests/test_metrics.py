@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from collections import Counter
 from pathlib import Path
 
@@ -155,8 +156,11 @@ def test_a_scheduler_feeds_the_process_metrics(
     scheduler = make_scheduler(cls, model_dir, num_blocks=64, max_num_seqs=2,
                                additional_config=config)  # fmt: skip
     assert isinstance(scheduler, SlidingScheduler)
-    # a TTFT SLO of 1 µs: every request is late by the first snapshot, where all six wait
-    jobs = [Job(prompt=60, output=4, arrive=0, extra={"ttft_slo": 1e-3}) for _ in range(6)]
+    # a TTFT SLO of 1 ms, the least the door accepts, 20 ms after arriving (after the
+    # scheduler was built): every request is late by the first snapshot, where all six wait
+    time.sleep(0.05)
+    late: dict[str, object] = {"ttft_slo": 1e-3}
+    jobs = [Job(prompt=60, output=4, arrive=0, extra=late, waited=0.02) for _ in range(6)]
     steps = []
     drive(scheduler, jobs, asynchronous=cls is AsyncSlidingScheduler,
           check=lambda s, b, o: steps.append(o.total_num_scheduled_tokens))  # fmt: skip

@@ -6,7 +6,8 @@ vLLM checks each request's sampling parameters when it admits it, and calls ther
 `ModelConfig.logits_processors`); a `ValueError` raised there fails the request with a
 validation error, which the OpenAI-compatible server answers with 400 and its message.
 `SloDoor` is such a processor: its check is `slidingpolicy.read_slo` on
-`SamplingParams.extra_args` (the OpenAI API's `vllm_xargs`), and it leaves the logits alone.
+`SamplingParams.extra_args` (the OpenAI API's `vllm_xargs`, where a JSON boolean arrives as
+1 or 0: `slo_of`), and it leaves the logits alone.
 vLLM's V1 and V2 model runners each load only a subclass of their own `LogitsProcessor`
 (the V2 runner, the default on GPUs with Triton, has its own interface), so `SloDoor` is
 both, and either runner takes it.
@@ -49,9 +50,19 @@ def slo_of(params: SamplingParams | None, default: Slo) -> Slo:
     """The SLOs a request's `extra_args` carry, `default` for the keys it lacks; an
     `InvalidRecordError` (a `ValueError`) naming the key, the value and the accepted range
     for the first value it refuses. Keys other than the SLO keys are not read: other
-    plug-ins use `extra_args` too."""
+    plug-ins use `extra_args` too. vLLM's OpenAI API turns a JSON true or false in
+    `vllm_xargs` into 1 or 0 before anything sees it, so `protected` = 1 or 0 is read as the
+    flag it was sent as (`wire_flag`)."""
     extra = params.extra_args if params is not None else None
-    return read_slo(extra, default, RECORD)
+    return read_slo(wire_flag(extra), default, RECORD)
+
+
+def wire_flag(extra: dict[str, Any] | None) -> dict[str, Any] | None:
+    """`extra` with an integer `protected` of 1 or 0 (a JSON true or false as vLLM's request
+    model passes it on) as the bool; every other value as it is, for `read_slo` to judge."""
+    if not extra or type(extra.get("protected")) is not int or extra["protected"] not in (0, 1):
+        return extra
+    return {**extra, "protected": extra["protected"] == 1}
 
 
 class SloDoor(V1Processor, V2Processor):

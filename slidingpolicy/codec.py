@@ -72,6 +72,7 @@ def plan_to_dict(plan: BatchPlan) -> dict[str, Any]:
         },
         "preempted": list(plan.preempted),
         "deferred": list(plan.deferred),
+        **({"given_up": list(plan.given_up)} if plan.given_up else {}),
     }
 
 
@@ -143,6 +144,7 @@ def plan_from_dict(data: Any, where: str = "plan") -> BatchPlan:
         diagnostics=diagnostics,
         preempted=tuple(_list(fields.get("preempted", []), f"{where}.preempted")),
         deferred=tuple(_list(fields.get("deferred", []), f"{where}.deferred")),
+        given_up=tuple(_list(fields.get("given_up", []), f"{where}.given_up")),
     )
 
 

@@ -15,6 +15,7 @@ class InvalidRecordError(SlidingPolicyError):
         super().__init__(f"{record}: {field}{joint}{problem}")
         self.record = record
         self.field = field
+        self.problem = problem
 
 
 class UnknownNameError(SlidingPolicyError):

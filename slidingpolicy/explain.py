@@ -25,6 +25,7 @@ from slidingpolicy.stages.check import check_violations
 from slidingpolicy.stages.chunk import sliding_chunk
 from slidingpolicy.stages.construct import admit_anchor, choose, values
 from slidingpolicy.stages.draft import Draft, prepare
+from slidingpolicy.stages.give_up import hopeless, without
 from slidingpolicy.stages.order import LIVE, PROMOTED, is_urgent, mlps_keys, urgency
 
 CURVE_POINTS = 101
@@ -81,7 +82,8 @@ class Split:
 
 @attrs.frozen(slots=True)
 class Explanation:
-    """Everything one decision computed, step by step, and the plan it gave."""
+    """Everything one decision computed, step by step, and the plan it gave; `given_up` the
+    requests it gave up first (`stages.give_up`), which the later steps do not see."""
 
     state: SchedulerState
     policy: str
@@ -97,6 +99,7 @@ class Explanation:
     anchors: tuple[AnchorWork, ...]
     split: Split | None
     plan: BatchPlan
+    given_up: tuple[str, ...] = ()
 
 
 def _level(request: Request, policy: SlidingServe, now: float, throughput: float) -> str:
@@ -183,8 +186,10 @@ def _split(draft: Draft, fill: PricedQueue) -> Split | None:
 
 def explain(policy: SlidingServe, state: SchedulerState) -> Explanation:
     """`policy`'s decision on `state`, with every step's numbers (module docstring)."""
-    draft = prepare(policy.predictor, policy.config, policy.margin, state)
     plan, _ = policy.plan(SlidingState(), state)
+    given_up = hopeless(state, policy.config)
+    rest = without(state, given_up) if given_up else state
+    draft = prepare(policy.predictor, policy.config, policy.margin, rest)
     now, throughput = state.now, state.prefill_throughput
     order = tuple(
         Ranked(r, r.remaining_prefill, r.slack(now), _u(r, now, throughput, policy), lvl)
@@ -213,6 +218,7 @@ def explain(policy: SlidingServe, state: SchedulerState) -> Explanation:
         anchors=anchors,
         split=_split(draft, draft.fill) if plan.path == "chunker" else None,
         plan=plan,
+        given_up=given_up,
     )
 
 

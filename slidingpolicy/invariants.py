@@ -60,7 +60,7 @@ def check_plan(
     if margin is None:
         margin = plan.diagnostics.margin
     batch = _Batch.of(state, plan)
-    found = batch.unknown + batch.sized
+    found = batch.unknown + _given_up_violations(state, plan, batch) + batch.sized
     found += _decode_violations(state, plan, batch, token_budget)
     found += _budget_violations(state, batch.tokens, token_budget)
     latency = plan.predicted_latency
@@ -141,6 +141,23 @@ class _Batch:
                     )
                     batch.sized.append(Violation(2, message))
         return batch
+
+
+def _given_up_violations(state: SchedulerState, plan: BatchPlan, batch: _Batch) -> list[Violation]:
+    """Invariant 1, of the requests given up: each a waiting or prefilling request of the
+    state, named once, and given no tokens."""
+    found = []
+    seen: set[str] = set()
+    for rid in plan.given_up:
+        request = state.request(rid)
+        if request is None or request.is_decoding:
+            found.append(Violation(1, f"{rid!r} is given up but is not a waiting request"))
+        elif rid in seen:
+            found.append(Violation(1, f"{rid!r} is given up twice"))
+        elif rid in batch.tokens:
+            found.append(Violation(1, f"{rid!r} is given up and allocated"))
+        seen.add(rid)
+    return found
 
 
 def _decode_violations(

@@ -106,6 +106,7 @@ def configs(draw: st.DrawFn) -> SlidingConfig:
         constructor=draw(st.booleans()),
         latency_margin=draw(st.sampled_from([None, 1.0, 1.1])),
         shed_bursts=draw(st.booleans()) if demote and order == "mlps" else False,
+        give_up_after=draw(st.sampled_from([None, None, 0.0, 0.5])),
     )
 
 

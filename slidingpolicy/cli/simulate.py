@@ -218,6 +218,7 @@ def metrics_table(output: RunOutput, title: str) -> Table:
     table.add_column("value", justify="right")
     mae_unit, (mae,) = durations([m.predictor_mae])
     late_unit, late = durations([m.late_ttft_p99, m.late_ttft_max])
+    given_up = [("given up (finished unserved: give_up_after)", str(m.given_up))] * (m.given_up > 0)
     for name, value in (
         ("SLO attainment (every token by its deadline)¹", pct(m.attainment)),
         ("TTFT attainment²", pct(m.ttft_attainment)),
@@ -226,6 +227,7 @@ def metrics_table(output: RunOutput, title: str) -> Table:
         (f"TTFT of late requests p99 / max ({late_unit})⁶", " / ".join(late)),
         ("throughput (tokens/s)", fmt(m.token_throughput, 1)),
         ("completed", f"{m.completed}/{m.requests}"),
+        *given_up,
         ("preemptions", str(m.preemptions)),
         (f"predictor MAE ({mae_unit})", mae),
         ("policy CPU per decision p50 (µs)", fmt(output.stats.policy_cpu_p50 * 1e6, 0)),

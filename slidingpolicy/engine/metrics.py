@@ -11,7 +11,9 @@ One definition each, used by the engine, the CLI, the reports and the tests:
   L_tbt can still meet every deadline (SLO attainment 100% beside max-gap attainment 10% is
   consistent: most gaps were long, no deadline was missed);
 - attainments are fractions of all requests of the workload: a request still live at the end
-  of a run has missed;
+  of a run has missed, and so has one the policy **gave up** (`BatchPlan.given_up`: the
+  engine finished it unserved, with its own reason, so that its client can retry elsewhere),
+  counted apart as `given_up`;
 - latency statistics, each as mean, median, standard deviation (population), p90 and p99,
   the percentiles nearest-rank (the smallest value whose cumulative count reaches ⌈q·N/100⌉),
   the median the p50:
@@ -23,6 +25,9 @@ One definition each, used by the engine, the CLI, the reports and the tests:
   - **E2E** (end-to-end latency): last token − arrival, over the completed requests;
   - **late TTFT** (p99 and max only): TTFT over the requests whose first token came after its
     TTFT deadline: what a late request, which a policy may serve last, waits;
+  - **TTFT or notice** (p99 only): the first token − arrival, or for a request given up
+    before its first token the notice − arrival: how long a client waits before it can act
+    (read its answer, or retry elsewhere); the TTFT p99 when none is given up;
 - **goodput**: the requests that attained their SLO per second of the run's span (what `vllm
   bench serve` calls request goodput); the engine's *capacity* is the highest arrival rate at
   which attainment stays ≥ 99% (`engine.capacity`);
@@ -230,7 +235,11 @@ class TokenLog:
         self.gap: list[float] = [0.0] * n
         self.late: list[float] = [-math.inf] * n
         self.preempted: list[int] = [0] * n
+        self.notice: list[float] = [math.nan] * n
+        """When each request was given up (NaN: never)."""
         self.late_count = 0
+        self.given_up_unlate = 0
+        """Requests given up without a late token (those `late_count` does not count)."""
         self._gaps: list[FloatArray] = []
         self._gap_weights: list[int] = []
         self._step_gaps = array("d")
@@ -288,6 +297,12 @@ class TokenLog:
                 if gap > self.gap[i]:
                     self.gap[i] = gap
             last[i] = now
+
+    def give_up(self, i: int, now: float) -> None:
+        """Request i was given up at `now`: it ends unserved (module docstring)."""
+        self.notice[i] = now
+        if self.late[i] <= 0.0:
+            self.given_up_unlate += 1
 
     def record_run(self, indices: Sequence[int] | IntArray, times: FloatArray) -> None:
         """Requests `indices`, all decoding, each produced one token at every time in `times`."""
@@ -353,6 +368,8 @@ class RequestOutcome:
     attained: NDArray[np.bool_]
     ttft_attained: NDArray[np.bool_]
     tbt_attained: NDArray[np.bool_]
+    given_up: FloatArray
+    """Seconds from arrival to the give-up notice (NaN where the request was not given up)."""
 
 
 def outcome(log: TokenLog) -> RequestOutcome:
@@ -373,6 +390,7 @@ def outcome(log: TokenLog) -> RequestOutcome:
         attained=completed & (log.max_lateness <= 0.0),
         ttft_attained=ttft_ok,
         tbt_attained=completed & (log.max_gap <= c.tbt),
+        given_up=np.array(log.notice, dtype=np.float64) - c.arrival,
     )
 
 
@@ -418,6 +436,8 @@ class Metrics:
     goodput: float
     late_ttft_p99: float
     late_ttft_max: float
+    given_up: int
+    ttft_or_notice_p99: float
 
     def stats(self, latency: str) -> Stats:
         """The statistics of `latency`, a key of `LATENCIES` ("ttft", "tpot", "tbt", "e2e")."""
@@ -452,6 +472,7 @@ def summarize(
     abs_error, signed_error, count = predictor_errors
     ttft, itl, tpot, e2e, late = _latencies(log, result)
     attained = float(result.attained.sum())
+    answered = np.where(np.isnan(result.ttft), result.given_up, result.ttft)
     return Metrics(
         requests=n,
         completed=int(result.completed.sum()),
@@ -489,6 +510,8 @@ def summarize(
         goodput=attained / span if span > 0 else math.nan,
         late_ttft_p99=percentile(late, 99),
         late_ttft_max=float(late.max()) if late.size else math.nan,
+        given_up=int((~np.isnan(result.given_up)).sum()),
+        ttft_or_notice_p99=percentile(answered[~np.isnan(answered)], 99),
     )
 
 

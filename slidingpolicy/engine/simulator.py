@@ -329,7 +329,8 @@ class _Run:
         return self._certain_misses() > budget
 
     def _certain_misses(self) -> int:
-        """Requests that have missed for sure: a late token, or a passed deadline unserved."""
+        """Requests that have missed for sure: a late token, a passed deadline unserved, or
+        given up."""
         # The arrived requests that have not completed are the live ones; a completed one
         # missed iff one of its tokens was late (counted by the log as it happens).
         log, table, now = self.log, self.table, self.now
@@ -339,7 +340,7 @@ class _Run:
         for i in table.live:
             if late[i] <= 0.0 and due(arrival[i], ttft[i], tbt[i], generated[i]) < now:
                 due_passed += 1
-        return log.late_count + due_passed
+        return log.late_count + log.given_up_unlate + due_passed
 
     # --- one iteration -------------------------------------------------------------------
 
@@ -380,13 +381,15 @@ class _Run:
         name, table = self.policy.name, self.table
         for rid in plan.preempted:
             self._preempt(table.lookup(rid, name, "preempted"))
+        for rid in plan.given_up:
+            self._give_up(table.lookup(rid, name, "given up"))
         indices, chunks = table.batch(plan, name)
         fitted = fit_kv(self.kv, table.prompt, indices, chunks, self._preempt)
         indices, chunks = fitted.indices, fitted.chunks
         if not indices:
             if self.on_step is not None:
                 self.on_step(TraceStep(state, plan, budget, ()))
-            return pstate, bool(plan.preempted) or fitted.preempted
+            return pstate, bool(plan.preempted or plan.given_up) or fitted.preempted
         executed = plan
         if fitted.dropped:
             ids = table.ids
@@ -489,6 +492,12 @@ class _Run:
     def _retire_and_refresh(self, indices: list[int], decodes: bool = False) -> None:
         for i in self.table.retire_and_refresh(indices, decodes):
             self.kv.release(i)
+
+    def _give_up(self, i: int) -> None:
+        """Finish request i unserved, now: the policy gave it up; it counts as missed."""
+        self.kv.release(i)
+        self.log.give_up(i, self.now)
+        self.table.give_up(i)
 
     def _preempt(self, i: int) -> None:
         """Free request i's KV and send it back to wait, to recompute what it has (module doc)."""

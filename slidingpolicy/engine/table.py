@@ -179,6 +179,18 @@ class RequestTable:
             self.refresh(going)
         return done
 
+    def give_up(self, i: int) -> None:
+        """Finish live request i unserved: the policy gave it up (`BatchPlan.given_up`)."""
+        old = self.records[i]
+        if old is not None and old.is_decoding:
+            self.decoding.remove(i)
+        elif old is not None:
+            self.not_decoding -= 1
+            if self.queue is not None:
+                self.queue = self.queue.replaced([old.id], [])
+        self.records[i] = None
+        del self.live[i]
+
     def lookup(self, rid: str, policy: str, role: str) -> int:
         """The index of live request `rid`; EngineError naming `policy` and `role` if none."""
         i = self.index.get(rid)

@@ -47,7 +47,7 @@ def policy_options(name: str) -> tuple[OptionDoc, ...]:
     entry = entry_of(name)
     meanings = field_meanings(entry.documented_by)
     if attrs.has(entry.documented_by) and set(entry.options) <= set(_defaults(entry.documented_by)):
-        defaults = _defaults(entry.documented_by)
+        defaults = {**_defaults(entry.documented_by), **entry.defaults}
     else:
         parameters = inspect.signature(entry.build).parameters
         defaults = {k: p.default for k, p in parameters.items() if p.default is not p.empty}

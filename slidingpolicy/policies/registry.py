@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from functools import partial
 from types import MappingProxyType
 from typing import Any
@@ -16,7 +16,12 @@ from slidingpolicy.policies.online import online
 from slidingpolicy.policies.qoserve import QoServe, QoServeConfig
 from slidingpolicy.policies.sarathi import sarathi
 from slidingpolicy.policies.sarathi_edf import sarathi_edf
-from slidingpolicy.policies.variants import VARIANT_SUMMARIES, sliding_variant, variant_options
+from slidingpolicy.policies.variants import (
+    DEFAULTS,
+    VARIANT_SUMMARIES,
+    sliding_variant,
+    variant_options,
+)
 from slidingpolicy.policies.vllm import vllm
 from slidingpolicy.policy import Policy
 from slidingpolicy.pricing.model import LatencyPredictor
@@ -25,8 +30,9 @@ from slidingpolicy.records.config import SlidingConfig
 
 @attrs.frozen(slots=True)
 class Entry:
-    """How to build one registered policy, the keyword options it accepts, a line on it, and
-    the record whose docstring says what each option means (`policies.options`)."""
+    """How to build one registered policy, the keyword options it accepts, a line on it, the
+    record whose docstring says what each option means (`policies.options`), and the
+    defaults it sets in place of that record's."""
 
     build: Callable[..., Policy[Any]]
     options: tuple[str, ...]
@@ -34,6 +40,7 @@ class Entry:
     documented_by: type = FixedBudget
     learns: bool = False
     """Whether it learns its predictor online unless given `learn=false`."""
+    defaults: Mapping[str, object] = attrs.field(factory=dict)
 
 
 def qoserve(predictor: LatencyPredictor, **options: Any) -> QoServe:
@@ -64,6 +71,7 @@ _REGISTRY: MappingProxyType[str, Entry] = MappingProxyType(
                 summary,
                 SlidingConfig,
                 learns=True,
+                defaults=DEFAULTS.get(name, {}),
             )
             for name, summary in VARIANT_SUMMARIES.items()
         },

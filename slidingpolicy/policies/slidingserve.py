@@ -1,5 +1,6 @@
 """SlidingServe (Fig. 3) as a chain of stages: prepare the draft (admit, order, price), then
-the BatchConstructor's stage when a request is at risk, else the SlidingChunker's."""
+the BatchConstructor's stage when a request is at risk, else the SlidingChunker's; with a
+give-up delay, the hopeless requests are given up first (`stages.give_up`)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from slidingpolicy.records.state import SchedulerState
 from slidingpolicy.stages.chunk import chunk_stage
 from slidingpolicy.stages.construct import construct_stage
 from slidingpolicy.stages.draft import Stage, first_plan, prepare
+from slidingpolicy.stages.give_up import hopeless, without
 
 
 @attrs.frozen(slots=True)
@@ -58,11 +60,16 @@ class SlidingServe:
         return (construct_stage,) if self.config.constructor else ()
 
     def plan(self, pstate: SlidingState, state: SchedulerState) -> tuple[BatchPlan, SlidingState]:
-        """One iteration of Fig. 3: prepare the draft, then its stages, the chunker last."""
+        """One iteration of Fig. 3: prepare the draft, then its stages, the chunker last; the
+        requests given up, if any, named in the plan and left out of the state it plans on."""
         _validate.instance(f"policy {self.name!r}", "pstate", pstate, SlidingState)
         _validate.instance(f"policy {self.name!r}", "state", state, SchedulerState)
+        given_up = hopeless(state, self.config)
+        if given_up:
+            state = without(state, given_up)
         draft = prepare(self.predictor, self.config, self.margin, state)
-        return first_plan(self.stages, chunk_stage, draft), pstate
+        plan = first_plan(self.stages, chunk_stage, draft)
+        return (attrs.evolve(plan, given_up=given_up) if given_up else plan), pstate
 
     def observe(
         self, pstate: SlidingState, state: SchedulerState, plan: BatchPlan, latency: float

@@ -15,7 +15,9 @@ the same transformations:
 after the calm ones; late requests go last, except that once their deadline passed a minute
 ago (`late_grace`) they go first a tenth of the time (`late_share`). It also starts a prefill
 only with 64 free KV slots per running request (`kv_headroom`), so that a burst does not fill
-the cache with prompts and preempt decodes.
+the cache with prompts and preempt decodes. The late grace and share are its defaults, not
+fixed: an operator trades attainment for a shorter wait of late requests by setting them, or
+gives hopeless requests up with `give_up_after` (docs/tail.md).
 
 `slidingserve` is the paper's algorithm with only the engineering decisions where the paper
 is silent (latency margin, no deferral, monotone predictor); `slidingserve+` is the
@@ -58,14 +60,19 @@ FIXED: MappingProxyType[str, MappingProxyType[str, object]] = MappingProxyType(
             {
                 "level_order": "deadline",
                 "urgent_first": False,
-                "late_grace": LATE_GRACE,
-                "late_share": LATE_SHARE,
                 "kv_headroom": KV_HEADROOM,
             }
         ),
     }
 )
 """The `SlidingConfig` fields each variant fixes."""
+
+DEFAULTS: MappingProxyType[str, MappingProxyType[str, object]] = MappingProxyType(
+    {
+        "slidingserve+": MappingProxyType({"late_grace": LATE_GRACE, "late_share": LATE_SHARE}),
+    }
+)
+"""The `SlidingConfig` fields a variant sets unless the caller does."""
 
 VARIANT_SUMMARIES: MappingProxyType[str, str] = MappingProxyType(
     {
@@ -88,11 +95,17 @@ def variant_options(name: str) -> tuple[str, ...]:
 
 
 def sliding_variant(name: str, predictor: LatencyPredictor, **options: Any) -> SlidingServe:
-    """SlidingServe configured as variant `name`, with `options` for the knobs it leaves free."""
+    """SlidingServe configured as variant `name`, with `options` for the knobs it leaves free;
+    a value the configuration cannot hold raises `InvalidRecordError` naming the policy."""
+    record = f"policy {name!r}"
     for option in options:
         if option in FIXED[name]:
             raise InvalidRecordError(
-                f"policy {name!r}", option, f"is fixed to {FIXED[name][option]!r} by this variant"
+                record, option, f"is fixed to {FIXED[name][option]!r} by this variant"
             )
-    config = attrs.evolve(SlidingConfig(), **{**options, **FIXED[name]})
+    fields = {**DEFAULTS.get(name, {}), **options, **FIXED[name]}
+    try:
+        config = attrs.evolve(SlidingConfig(), **fields)
+    except InvalidRecordError as error:
+        raise InvalidRecordError(record, error.field, error.problem) from None
     return SlidingServe(predictor, config, name=name)

@@ -40,6 +40,12 @@ class SlidingConfig:
     - `late_share`: f in (0, 1], the share of each second (`stages.order.LATE_PERIOD`), its
       first f, in which promoted requests go first; the rest of the time they stay last, so
       that they take at most f of the engine from live requests under sustained overload.
+    - `give_up_after`: X (seconds): a waiting or prefilling request, not protected, whose TTFT
+      deadline passed X or more seconds ago is given up: its SLO can no longer be met, the
+      plan names it in `given_up` and runs none of its tokens, and the engine finishes it with
+      its own reason, so that a client or router can retry it elsewhere (0: as soon as the
+      deadline passes). Every first token then comes by d_i + X plus one batch. None (the
+      paper's): no request is given up.
     - `shed_bursts`: with `demote_late` and MLPS, when the live requests cannot all finish
       their prefill by their TTFT deadlines at ρ_t (taken in deadline order), the largest
       unprotected prompts are demoted to the late stage until the rest can (`stages.order.
@@ -72,6 +78,7 @@ class SlidingConfig:
     late_share: float = 1.0
     kv_headroom: int = 0
     shed_bursts: bool = False
+    give_up_after: float | None = None
 
     def __attrs_post_init__(self) -> None:
         record = "sliding config"
@@ -100,11 +107,13 @@ class SlidingConfig:
                 raise InvalidRecordError(record, field, "must be a bool")
 
     def _check_promotion(self, record: str) -> None:
-        """`late_grace` (seconds, only with `demote_late`), `late_share` in (0, 1], and
-        `shed_bursts` only with `demote_late` and MLPS."""
+        """`late_grace` (seconds, only with `demote_late`), `late_share` in (0, 1],
+        `give_up_after` (seconds), and `shed_bursts` only with `demote_late` and MLPS."""
         share = _validate.finite(record, "late_share", self.late_share)
         if not 0.0 < share <= 1.0:
             raise InvalidRecordError(record, "late_share", f"={share} must be in (0, 1]")
+        if self.give_up_after is not None:
+            _validate.seconds(record, "give_up_after", self.give_up_after)
         if self.late_grace is not None:
             _validate.seconds(record, "late_grace", self.late_grace)
             if not self.demote_late:

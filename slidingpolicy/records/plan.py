@@ -102,7 +102,10 @@ class BatchPlan:
     """The batch to run now.
 
     `preempted` lists decodes left out because KV memory is short (the engine preempts them);
-    `deferred` lists decodes left out because the token budget is short (they wait a step).
+    `deferred` lists decodes left out because the token budget is short (they wait a step);
+    `given_up` lists waiting or prefilling requests whose SLO can no longer be met, which the
+    policy will not schedule again (`SlidingConfig.give_up_after`): the engine finishes each
+    with its own reason, so that a client or router can retry it elsewhere.
     """
 
     allocations: tuple[Allocation, ...]
@@ -112,6 +115,7 @@ class BatchPlan:
     diagnostics: Diagnostics = attrs.field(factory=Diagnostics)
     preempted: tuple[str, ...] = ()
     deferred: tuple[str, ...] = ()
+    given_up: tuple[str, ...] = ()
 
     def __attrs_post_init__(self) -> None:
         budget, latency = self.prefill_budget, self.predicted_latency

@@ -424,6 +424,16 @@ CASES = [
         "sliding config: kv_headroom=-1 must be >= 0",
     ),
     Case(
+        "a negative give-up delay",
+        lambda _: by_name("slidingserve+", PREDICTOR, give_up_after=-1.0),
+        "policy 'slidingserve+': give_up_after=-1.0 must be >= 0",
+    ),
+    Case(
+        "a late share above 1 on slidingserve+",
+        lambda _: by_name("slidingserve+", PREDICTOR, late_share=2.0),
+        "policy 'slidingserve+': late_share=2.0 must be in (0, 1]",
+    ),
+    Case(
         "default_predictor of a GPU that is not a name",
         lambda _: default_predictor(3),  # type: ignore[arg-type]
         "default_predictor: gpu must be a name, got 3",

@@ -36,14 +36,14 @@ from slidingpolicy import (
 )
 from slidingpolicy.engine.simulator import EngineOptions, simulate
 from slidingpolicy.hardware import default_hardware
-from slidingpolicy.policies.variants import FIXED
+from slidingpolicy.policies.variants import DEFAULTS, FIXED
 from slidingpolicy.records.candidates import due_key
 from slidingpolicy.stages.admit import kv_admitted
 from slidingpolicy.stages.order import LATE_PERIOD, promotion_line
 from slidingpolicy.workloads import Poisson, Workload, make_workload
 from tests.policies.builders import NOW, decode, prompt, snapshot
 
-PLUS = FIXED["slidingserve+"]
+PLUS = {**DEFAULTS["slidingserve+"], **FIXED["slidingserve+"]}
 
 
 def _plus(**changes: Any) -> SlidingConfig:

@@ -35,6 +35,7 @@ SLIDING_CHOICES: dict[str, st.SearchStrategy[Any]] = {
     "late_share": st.sampled_from([1.0, 0.1]),
     "kv_headroom": st.sampled_from([0, 16, 4096]),
     "shed_bursts": st.booleans(),
+    "give_up_after": st.sampled_from([None, 0.0, 5.0]),
 }
 LEARNING: st.SearchStrategy[dict[str, Any]] = st.sampled_from(
     [

@@ -146,3 +146,20 @@ def test_online_refuses_a_policy_that_cannot_observe_decode_runs() -> None:
 
     with pytest.raises(InvalidRecordError, match="must observe decode runs itself"):
         Online(Blind(default_predictor()), OnlineConfig())  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(("decodes", "iterations"), [(3, 1), (1, 3)])
+def test_online_learns_a_run_whose_iterations_are_not_as_many_as_its_decodes(
+    decodes: int, iterations: int
+) -> None:
+    """Not an error (docs/bad-input.md): `latencies` counts iterations, each giving every one
+    of `decodes` a token, so the two lengths are unrelated (an engine's closed-form runs
+    differ in most calls). The learner sees every iteration, priced with all the decodes."""
+    policy = Online(SlidingServe(default_predictor()), OnlineConfig(refit_every=1, warmup=1))
+    pstate = policy.init()
+    run = decoding([(100, 1)] * decodes)
+    seconds = [0.02] * iterations
+    batched = policy.observe_decodes(pstate, run, seconds)
+    assert_same_learning(batched, step_by_step(policy, pstate, run, seconds))
+    assert batched.learner.pending_rows == pstate.learner.pending_rows + iterations
+    assert batched.learner.pending.features[-1, 3] == decodes

@@ -43,6 +43,7 @@ STEP_RATIO = "slidingpolicy_step_time_ratio"
 DEMOTED = "slidingpolicy_demoted_requests_total"
 LATE_START = "slidingpolicy_late_start_seconds"
 LEARNER_ROWS = "slidingpolicy_learner_rows"
+GIVEN_UP = "slidingpolicy_requests_given_up_total"
 
 STEP_BUCKETS = (0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0)
 RATIO_BUCKETS = (0.5, 0.8, 0.9, 1.0, 1.1, 1.25, 1.5, 2.0, 3.0, 5.0)
@@ -103,6 +104,12 @@ METRICS: tuple[MetricSpec, ...] = (
         "gauge",
         "Observations the online learner holds: its margin window and the rows waiting to be "
         "folded into its statistics (bounded; 0 for a policy that does not learn).",
+    ),
+    MetricSpec(
+        GIVEN_UP,
+        "counter",
+        "Requests the policy gave up on (give_up_after: their TTFT deadline passed that long "
+        "ago), finished early so that their clients may retry elsewhere.",
     ),
 )
 """Every metric an adapter exposes, in this order."""

@@ -27,6 +27,7 @@ from slidingpolicy_transformers import AdapterConfig, Binding, SlidingScheduler
         ({"policy": "sarathi-edf[token_budget=0]"}, "token_budget"),
         ({"policy": "sarathi[token_budget=256", "options": {}}, "policy"),
         ({"policy": "sarathi[token_budget=256]", "options": {"token_budget": 128}}, "options"),
+        ({"policy": "slidingserve+[give_up_after=5]"}, "options"),
     ],
 )
 def test_a_bad_setting_names_its_field(section: dict[str, Any], field: str) -> None:

@@ -82,6 +82,13 @@ class Binding:
         if isinstance(config, Mapping):
             config = AdapterConfig.from_mapping(config)
         self.config = config
+        if config.options.get("give_up_after") is not None:
+            raise InvalidRecordError(
+                "adapter config",
+                "options",
+                "give_up_after: this adapter cannot finish a request early yet (the vLLM "
+                "adapter can); leave it unset",
+            )
         self.policy: Policy[Any] = config.build_policy() if policy is None else policy
         """The policy that plans: `config`'s registered one, or `policy` when given (a policy
         of your own, outside the registry)."""

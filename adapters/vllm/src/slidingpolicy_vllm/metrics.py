@@ -22,6 +22,7 @@ from slidingpolicy.telemetry import (
     DEMOTED,
     FALLBACK_STEPS,
     FAULTS,
+    GIVEN_UP,
     LATE_START,
     LEARNER_ROWS,
     MARGIN,
@@ -64,6 +65,7 @@ class PolicyMetrics:
         self.step_ratio = _histogram(STEP_RATIO, registry)
         self.demoted = _counter(DEMOTED, registry)
         self.late_start = _histogram(LATE_START, registry)
+        self.given_up = _counter(GIVEN_UP, registry)
         rows = SPECS[LEARNER_ROWS]
         self.learner_rows = Gauge(rows.name, rows.help, rows.labels, registry=registry,
                                   multiprocess_mode="mostrecent")  # fmt: skip
@@ -148,6 +150,10 @@ class MetricsFeed:
                 metrics.step_ratio.observe(latency / predicted)
         for late in late_starts(state, executed):
             metrics.late_start.observe(late)
+
+    def given_up(self, count: int) -> None:
+        """`count` more requests the policy gave up on were finished."""
+        self.metrics.given_up.inc(count)
 
     def _count_faults(self, counted: Mapping[str, int]) -> None:
         """Add the faults of `counted` (by kind, so far) not yet counted."""

@@ -42,7 +42,7 @@ import numpy as np
 
 from slidingpolicy.replay.client import READ_BUFFER
 from slidingpolicy.replay.launch import ENGINES, Launch, launch
-from slidingpolicy.replay.launcher import Server, group_usage
+from slidingpolicy.replay.launcher import Server, group_usage, member_memory
 from slidingpolicy.replay.requests import Completion, completions
 from slidingpolicy.workloads import Poisson, make_workload
 
@@ -170,13 +170,16 @@ async def _sample(
                 "memory_mib": None if usage is None else round(usage.memory / 2**20, 1),
                 "processes": None if usage is None else usage.processes,
                 "trace_mib": round(size / 2**20, 2),
+                "process_mib": {
+                    k: round(v / 2**20, 1) for k, v in member_memory(server.pid).items()
+                },
                 **learner,
             }
         )
         row = out[-1]
         print(
-            f"  {row['seconds']:7.0f} s  {row['memory_mib']} MiB  trace {row['trace_mib']} MiB"
-            f"  {learner or ''}",
+            f"  {row['seconds']:7.0f} s  {row['memory_mib']} MiB {row['process_mib']}"
+            f"  trace {row['trace_mib']} MiB  {learner or ''}",
             flush=True,
         )
         await asyncio.sleep(every)
@@ -229,12 +232,20 @@ def _safe(label: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.+-]", "_", label)
 
 
-def growth(samples: list[dict[str, Any]], warmup: float) -> float | None:
-    """Memory growth after warm-up: last three samples' mean over the first three's, minus 1."""
-    memory = [s["memory_mib"] for s in samples if s["seconds"] >= warmup and s["memory_mib"]]
-    if len(memory) < 6:
+def growth(values: list[float]) -> float | None:
+    """Growth over a run of samples: the last three's mean over the first three's, minus 1."""
+    if len(values) < 6:
         return None
-    return statistics.fmean(memory[-3:]) / statistics.fmean(memory[:3]) - 1.0
+    return statistics.fmean(values[-3:]) / statistics.fmean(values[:3]) - 1.0
+
+
+def growths(samples: list[dict[str, Any]], warmup: float) -> dict[str, float | None]:
+    """Memory growth after warm-up of the whole server and of each of its processes."""
+    kept = [s for s in samples if s["seconds"] >= warmup and s["memory_mib"]]
+    found = {"server": growth([s["memory_mib"] for s in kept])}
+    for name in kept[0]["process_mib"] if kept else ():
+        found[name] = growth([s["process_mib"].get(name, 0.0) for s in kept])
+    return found
 
 
 def _arguments() -> argparse.Namespace:
@@ -298,7 +309,7 @@ def main() -> None:
         "rate": args.rate,
         "requests": count,
         "outcomes": dict(sorted(load.outcomes.items())),
-        "memory_growth_after_warmup": growth(samples, args.warmup * 60),
+        "memory_growth_after_warmup": growths(samples, args.warmup * 60),
         **ending,
         **_trace_report(trace),
         "samples": samples,

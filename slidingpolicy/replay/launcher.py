@@ -70,6 +70,20 @@ def group_usage(group: int) -> Usage | None:
     return Usage(memory, ticks / CLOCK_TICKS, len(members)) if members else None
 
 
+def member_memory(group: int) -> dict[str, int]:
+    """The proportional set size (bytes) of each live process of `group`, by "name pid"."""
+    found = {}
+    for entry, _ in _members(group):
+        try:
+            name = (entry / "comm").read_text().strip()
+            rollup = (entry / "smaps_rollup").read_text().splitlines()
+        except OSError:
+            continue
+        pss = [int(line.split()[1]) * 1024 for line in rollup if line.startswith("Pss:")]
+        found[f"{name} {entry.name}"] = sum(pss)
+    return found
+
+
 def _tail(path: Path, lines: int = 5) -> str:
     """The last `lines` lines of a log, joined by ' | ' for a one-line message."""
     try:

@@ -4,7 +4,9 @@ One server (`replay --launch`'s launcher: `vllm` or `transformers`, a policy arm
 trace on) takes open-loop Poisson arrivals of the CPU workload for `--minutes`. Beside the
 normal requests, a share is cancelled mid-stream (the client drops the connection after a
 few tokens) and a share is bad (malformed or out-of-range SLOs, a body that is not JSON, a
-prompt longer than the model): each bad kind is counted by the HTTP status it got. Every
+prompt longer than the model): each bad kind is counted by the HTTP status it got, and, for a
+200, whether the stream carried an error event (vLLM checks a streamed request's SLOs as the
+stream starts, after its 200). Every
 `--sample` seconds it records the server's memory (the proportional set size of its whole
 process group: API server, engine core, workers), the trace's size on disk, and the
 `slidingpolicy_learner*` series of /metrics where the server has them.
@@ -133,8 +135,9 @@ class Load:
             async with session.post(
                 f"{self.url}/v1/completions", data=body, headers=headers
             ) as response:
-                await response.read()
-                self.outcomes[f"bad {name}: http {response.status}"] += 1
+                text = await response.read()
+                event = " + error event" if response.status == 200 and b'"error"' in text else ""
+                self.outcomes[f"bad {name}: http {response.status}{event}"] += 1
         except (TimeoutError, aiohttp.ClientError) as error:
             self.outcomes[f"bad {name}: {type(error).__name__}"] += 1
 

@@ -6,16 +6,16 @@ normal requests, a share is cancelled mid-stream (the client drops the connectio
 few tokens) and a share is bad (malformed or out-of-range SLOs, a body that is not JSON, a
 prompt longer than the model): each bad kind is counted by the HTTP status it got, and, for a
 200, whether the stream carried an error event (vLLM checks a streamed request's SLOs as the
-stream starts, after its 200). Every
-`--sample` seconds it records the server's memory (the proportional set size of its whole
-process group: API server, engine core, workers), the trace's size on disk, and the
-`slidingpolicy_learner*` series of /metrics where the server has them.
+stream starts, after its 200). Every `--sample` seconds it records the server's memory (the
+proportional set size of its whole process group, and of each process: API server, engine
+core, workers), the trace's size on disk, and the `slidingpolicy_learner*` series of /metrics
+where the server has them.
 
 At the end the server's main process is sent SIGTERM alone: the soak reports whether every
 process of its group was gone within the grace (no SIGKILL needed), whether every trace line
-parses (the trace was flushed), and runs `slidingpolicy check` on the trace. Memory growth is
-the mean of the last three samples against the mean of the first three after `--warmup`
-minutes.
+parses (the trace was flushed), and runs `slidingpolicy check` on the trace. Memory growth,
+of the server and of each process, is the mean of the last three samples against the mean of
+the first three after `--warmup` minutes.
 
     python bench/soak.py --engine vllm --python ~/venvs/vllm/bin/python --minutes 20
 """

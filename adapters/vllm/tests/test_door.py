@@ -19,7 +19,7 @@ from vllm.v1.worker.gpu.sample.logits_processor import (
 )
 
 from slidingpolicy_vllm import AsyncSlidingScheduler, SlidingScheduler
-from slidingpolicy_vllm.door import DOOR, SloDoor, slo_of, with_door
+from slidingpolicy_vllm.door import DOOR, MIDDLEWARE, SloDoor, slo_of, with_door
 from slidingpolicy_vllm.testing import make_scheduler
 
 HOSTILE = [
@@ -38,6 +38,7 @@ HOSTILE = [
 ]
 """Each hostile value and what the refusal says of it."""
 
+HTTP = ["--middleware", MIDDLEWARE]
 V1 = "V1"
 V2 = "V2"
 
@@ -116,16 +117,17 @@ SERVE = ["serve", "tiny", "--scheduler-cls", "slidingpolicy_vllm.AsyncSlidingSch
 @pytest.mark.parametrize(
     ("argv", "expected"),
     [
-        (SERVE, [*SERVE, "--logits-processors", DOOR]),
+        (SERVE, [*SERVE, "--logits-processors", DOOR, *HTTP]),
         ([*SERVE, "--logits-processors", "a:B", "--port", "1"],
-         [*SERVE, "--logits-processors", DOOR, "a:B", "--port", "1"]),
-        ([*SERVE, "--logits_processors=a:B"], [*SERVE, "--logits-processors", DOOR, "a:B"]),
+         [*SERVE, "--logits-processors", DOOR, "a:B", "--port", "1", *HTTP]),
+        ([*SERVE, "--logits_processors=a:B"],
+         [*SERVE, "--logits-processors", DOOR, "a:B", *HTTP]),
         ([*SERVE, "--logits-processors", DOOR], [*SERVE, "--logits-processors", DOOR]),
         ([*SERVE, "--logits-processors", "tests.leaky_door:LeakyDoor"],
          [*SERVE, "--logits-processors", "tests.leaky_door:LeakyDoor"]),
         (["serve", "tiny", "--scheduler-cls=slidingpolicy_vllm.SlidingScheduler"],
          ["serve", "tiny", "--scheduler-cls=slidingpolicy_vllm.SlidingScheduler",
-          "--logits-processors", DOOR]),
+          "--logits-processors", DOOR, *HTTP]),
         (["serve", "tiny"], ["serve", "tiny"]),
         (["serve", "tiny", "--scheduler-cls", "my.Scheduler"],
          ["serve", "tiny", "--scheduler-cls", "my.Scheduler"]),

@@ -272,10 +272,11 @@ def test_twenty_streamed_requests_complete_and_the_trace_passes_check(
     assert checked.returncode == 0, checked.stdout + checked.stderr
     assert f"{len(lines)} plans checked: 0 break an invariant, 0 malformed" in checked.stdout
     _check_policy_metrics(server.port, late=0)
-    hostile = {**bodies[0], "stream": False, "vllm_xargs": {"ttft_slo": -1}}
-    status, answer = post(server.port, hostile)
-    assert status == 400, answer
-    assert "ttft_slo=-1.0 must be > 0" in answer["error"]["message"]
+    for stream in (False, True):  # streamed too: the HTTP door answers before the stream
+        hostile = {**bodies[0], "stream": stream, "vllm_xargs": {"ttft_slo": -1}}
+        status, answer = post(server.port, hostile)
+        assert status == 400, answer
+        assert "ttft_slo=-1.0 must be > 0" in answer["error"]["message"]
 
 
 def test_the_metrics_reach_metrics_with_the_engine_core_in_the_api_servers_process(

@@ -13,7 +13,8 @@ vLLM's V1 and V2 model runners each load only a subclass of their own `LogitsPro
 both, and either runner takes it.
 
 The scheduler does not start without it (`require_door`); `python -m slidingpolicy_vllm
-serve` adds it when `--scheduler-cls` names one of the adapter's schedulers (`with_door`).
+serve` adds it when `--scheduler-cls` names one of the adapter's schedulers (`with_door`),
+with the HTTP door (`http_door`), which refuses a streamed request before its stream begins.
 """
 
 from __future__ import annotations
@@ -39,6 +40,8 @@ RECORD = "extra_args (vllm_xargs)"
 fills from `vllm_xargs`."""
 
 FLAG = "--logits-processors"
+MIDDLEWARE = "slidingpolicy_vllm.http_door.SloMiddleware"
+"""The HTTP door's import path for vLLM's `--middleware` (`http_door`)."""
 SCHEDULERS = "slidingpolicy_vllm."
 """The prefix of the adapter's `--scheduler-cls` values."""
 
@@ -124,8 +127,10 @@ def require_door(config: VllmConfig) -> None:
 
 
 def with_door(argv: Sequence[str]) -> list[str]:
-    """`argv` of `vllm serve`, with the door among `--logits-processors` when
-    `--scheduler-cls` names one of the adapter's schedulers and no door is there yet."""
+    """`argv` of `vllm serve`, with the door when `--scheduler-cls` names one of the adapter's
+    schedulers and no door is among `--logits-processors` yet: `SloDoor` among them, and the
+    HTTP door (`http_door.SloMiddleware`, which answers a streamed request 400 too) as a
+    `--middleware`. A door named already (a subclass of `SloDoor`) is left as it is, alone."""
     args = list(argv)
     if not args or args[0] != "serve" or not _names_adapter(args):
         return args
@@ -137,8 +142,8 @@ def with_door(argv: Sequence[str]) -> list[str]:
         if any(_is_door(entry) for entry in given):
             return args
         args[i : i + 1] = [FLAG, DOOR, *([value] if equals else [])]
-        return args
-    return [*args, FLAG, DOOR]
+        return [*args, "--middleware", MIDDLEWARE]
+    return [*args, FLAG, DOOR, "--middleware", MIDDLEWARE]
 
 
 def _names_adapter(args: Sequence[str]) -> bool:

@@ -49,26 +49,28 @@ def _histogram(name: str, registry: CollectorRegistry | None) -> Histogram:
     return Histogram(spec.name, spec.help, spec.labels, registry=registry, buckets=spec.buckets)
 
 
+def _gauge(name: str, registry: CollectorRegistry | None) -> Gauge:
+    """A gauge that reports the value set last when several processes write (multiprocess)."""
+    spec = SPECS[name]
+    return Gauge(spec.name, spec.help, spec.labels, registry=registry,
+                 multiprocess_mode="mostrecent")  # fmt: skip
+
+
 class PolicyMetrics:
-    """The metrics of `METRICS`, registered in `registry`. The gauge reports the value set
-    last when several processes write (multiprocess mode)."""
+    """The metrics of `METRICS`, registered in `registry`."""
 
     def __init__(self, registry: CollectorRegistry | None = REGISTRY) -> None:
         self.plans = _counter(PLANS, registry)
         self.fallback_steps = _counter(FALLBACK_STEPS, registry)
         self.faults = _counter(FAULTS, registry)
-        margin = SPECS[MARGIN]
-        self.margin = Gauge(margin.name, margin.help, margin.labels, registry=registry,
-                            multiprocess_mode="mostrecent")  # fmt: skip
+        self.margin = _gauge(MARGIN, registry)
         self.step = _histogram(STEP, registry)
         self.predicted_step = _histogram(PREDICTED_STEP, registry)
         self.step_ratio = _histogram(STEP_RATIO, registry)
         self.demoted = _counter(DEMOTED, registry)
         self.late_start = _histogram(LATE_START, registry)
         self.given_up = _counter(GIVEN_UP, registry)
-        rows = SPECS[LEARNER_ROWS]
-        self.learner_rows = Gauge(rows.name, rows.help, rows.labels, registry=registry,
-                                  multiprocess_mode="mostrecent")  # fmt: skip
+        self.learner_rows = _gauge(LEARNER_ROWS, registry)
 
 
 class Decided(Protocol):

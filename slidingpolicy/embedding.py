@@ -1,6 +1,7 @@
 """What an engine adapter is told: which policy runs (a registered name, options as
 ``name[key=value,...]`` or a mapping), over which predictor, the SLOs of a request that
-carries none, ρ_t before the first measured step, and where the step trace goes.
+carries none, ρ_t before the first measured step, and where the step trace goes; and how a
+client is told that the policy gave up its request.
 
 Every adapter reads the same fields (`AdapterConfig.from_mapping`, from the JSON object its
 engine passes on), so that a policy configured for one engine runs unchanged on another.
@@ -9,7 +10,7 @@ engine passes on), so that a policy configured for one engine runs unchanged on 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, ClassVar
@@ -152,3 +153,19 @@ def version_series(version: str) -> tuple[int, int] | None:
     private and change between minor releases."""
     match = re.match(r"(\d+)\.(\d+)", version)
     return (int(match.group(1)), int(match.group(2))) if match else None
+
+
+GIVEN_UP_NOTICE = "slidingpolicy gave up request"
+"""How the reason an engine gives the client of a request the policy gave up on
+(`BatchPlan.given_up`) begins, so that a client or router can tell it from any other end."""
+
+
+def given_up_notice(state: SchedulerState, given_up: Iterable[str]) -> dict[str, str]:
+    """The reason each request of `given_up` (ids in `state`) is finished with: how long ago
+    its TTFT deadline passed, and that it may be retried elsewhere."""
+    deadlines = {r.id: r.deadline for r in state.requests}
+    return {
+        rid: f"{GIVEN_UP_NOTICE} {rid!r}: its TTFT deadline passed "
+        f"{state.now - deadlines[rid]:.1f} s ago (give_up_after); retry it elsewhere"
+        for rid in given_up
+    }

@@ -7,7 +7,8 @@ run started). Token counts come from each event's `token_ids` (vLLM's `return_to
 server that does not return them is counted one token per event with text.
 
 Bounded: a request that has not finished `timeout` seconds after it was sent is cancelled and
-counted as failed, so a run ends by its last arrival plus `timeout`.
+counted as failed, so a run ends by its last arrival plus `timeout`. A request the policy gave
+up on (`give_up_after`) ends with a notice in its stream; its time is kept, as the engine's.
 
 Needs aiohttp (``pip install 'slidingpolicy[replay]'``).
 """
@@ -21,7 +22,9 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import aiohttp
+import attrs
 
+from slidingpolicy.embedding import GIVEN_UP_NOTICE
 from slidingpolicy.errors import EngineError
 from slidingpolicy.replay.measure import Measured
 from slidingpolicy.replay.requests import Completion
@@ -31,6 +34,9 @@ LEAD = 0.2
 
 PROBE_TIMEOUT = 30.0
 """Seconds the server has to answer the probe before a run."""
+
+GAVE_UP = "given up"
+"""The failure of a request whose stream carried the notice that the policy gave it up."""
 
 READ_BUFFER = 2**20
 """Bytes a streamed event may hold (the first echoes the prompt's ids)."""
@@ -65,10 +71,26 @@ def _failure(error: BaseException) -> str:
     return type(error).__name__
 
 
-async def _stream(
-    response: aiohttp.ClientResponse, clock: Clock, tokens: list[float]
-) -> str | None:
-    """Read the event stream into `tokens` (one time per token); the failure, if any."""
+def _gave_up(event: dict[str, Any]) -> bool:
+    """Whether `event` tells that the policy gave the request up: a choice's `stop_reason`
+    (vLLM 0.32, finished as aborted) or the error's message (0.33) carries the notice."""
+    reasons = [choice.get("stop_reason") for choice in event.get("choices") or ()]
+    error = event.get("error")
+    if isinstance(error, dict):
+        reasons.append(error.get("message"))
+    return any(isinstance(r, str) and r.startswith(GIVEN_UP_NOTICE) for r in reasons)
+
+
+@attrs.define
+class _Read:
+    """What one stream told: a time per token, and when the give-up notice came, if it did."""
+
+    tokens: list[float] = attrs.Factory(list)
+    notice: float | None = None
+
+
+async def _stream(response: aiohttp.ClientResponse, clock: Clock, read: _Read) -> str | None:
+    """Read the event stream into `read`; the failure, if any."""
     async for raw in response.content:
         now = clock()
         line = raw.strip()
@@ -78,9 +100,12 @@ async def _stream(
         if data == b"[DONE]":
             return None
         event = json.loads(data)
+        if _gave_up(event):
+            read.notice = now
+            return GAVE_UP
         if "error" in event:
             return "error event"
-        tokens.extend([now] * _tokens(event))
+        read.tokens.extend([now] * _tokens(event))
     return "stream ended without [DONE]"
 
 
@@ -95,7 +120,7 @@ async def send(
     """Send `completion` at its arrival on `clock`, and measure it."""
     await asyncio.sleep(max(0.0, completion.arrival - clock()))
     sent = clock()
-    tokens: list[float] = []
+    read = _Read()
     failure: str | None
     try:
         async with asyncio.timeout(timeout):
@@ -105,12 +130,13 @@ async def send(
                 if response.status != 200:
                     failure = f"http {response.status}"
                 else:
-                    failure = await _stream(response, clock, tokens)
+                    failure = await _stream(response, clock, read)
     except (TimeoutError, aiohttp.ClientError, ValueError) as error:
         failure = _failure(error)
-    if failure is None and len(tokens) != completion.max_tokens:
-        failure = f"{'fewer' if len(tokens) < completion.max_tokens else 'more'} tokens than asked"
-    return Measured(sent, tuple(tokens), failure)
+    got = len(read.tokens)
+    if failure is None and got != completion.max_tokens:
+        failure = f"{'fewer' if got < completion.max_tokens else 'more'} tokens than asked"
+    return Measured(sent, tuple(read.tokens), failure, read.notice)
 
 
 async def send_all(

@@ -6,6 +6,8 @@ A request's tokens are recorded at the times the client received them, on the ru
 token k due by a + L_ttft + (k − 1)·L_tbt (eq. 1), every metric with its one definition
 (`engine.metrics`). A request that failed (an HTTP error, a timeout, a stream cut short) keeps
 the tokens it received and, being incomplete, misses its SLO: it is counted, never dropped.
+A request the policy gave up on is one of them, its notice recorded as the engine's own
+(`Metrics.given_up`, `ttft_or_notice_p99`).
 
 A client cannot see the engine's iterations or preemptions: a replayed run reports them as
 unknown (None), not as zero.
@@ -31,11 +33,13 @@ UNOBSERVED = ("iterations", "preemptions", "predictor_mae", "predictor_bias")
 @attrs.frozen(slots=True)
 class Measured:
     """What the client saw of one request: when it was sent and when each of its tokens
-    arrived (seconds on the run's clock), and why it failed (None if it did not)."""
+    arrived (seconds on the run's clock), why it failed (None if it did not), and when it read
+    the notice that the policy gave the request up (`give_up_after`; None if it did not)."""
 
     sent: float
     tokens: tuple[float, ...]
     failure: str | None = None
+    notice: float | None = None
 
     def __attrs_post_init__(self) -> None:
         times = (self.sent, *self.tokens)
@@ -44,6 +48,12 @@ class Measured:
         if any(b < a for a, b in itertools.pairwise(times)):
             raise InvalidRecordError(
                 "measured request", "tokens", "must not come before the send or each other"
+            )
+        if self.notice is not None and not (
+            math.isfinite(self.notice) and self.notice >= times[-1]
+        ):
+            raise InvalidRecordError(
+                "measured request", "notice", "must be a finite time after the send and tokens"
             )
 
 
@@ -59,6 +69,8 @@ def token_log(workload: Workload, measured: Sequence[Measured]) -> TokenLog:
     for i, request in enumerate(measured):
         for time in request.tokens:
             log.record((i,), time)
+        if request.notice is not None:
+            log.give_up(i, request.notice)
     return log
 
 

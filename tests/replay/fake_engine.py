@@ -29,17 +29,22 @@ from typing import Any
 
 import attrs
 
+from slidingpolicy.embedding import GIVEN_UP_NOTICE
+
 
 @attrs.frozen
 class Behaviour:
     """How to answer one completion: `status`, then (if 200) one token after each of `delays`
     seconds (None: max_tokens tokens at once), `per_event` tokens to an event (the delay
-    before an event is its first token's), and a final [DONE] unless `cut`."""
+    before an event is its first token's), then the notice that the policy gave the request
+    up if `gave_up` names how a vLLM series tells it ("0.32": an aborted choice carrying it
+    as `stop_reason`; "0.33": an error event), and a final [DONE] unless `cut`."""
 
     status: int = 200
     delays: tuple[float, ...] | None = None
     per_event: int = 1
     cut: bool = False
+    gave_up: str | None = None
 
 
 @attrs.define
@@ -49,10 +54,43 @@ class Served:
 
     received: float
     written: list[float] = attrs.Factory(list)
+    notice: float | None = None
+
+
+NOTICE = f"{GIVEN_UP_NOTICE} 'r0': its TTFT deadline passed 5.0 s ago (give_up_after); retry it"
+
+
+def _notice(series: str) -> dict[str, Any]:
+    """The event by which a vLLM of `series` tells the client the policy gave its request up."""
+    if series == "0.32":
+        choice = {"index": 0, "text": "", "token_ids": [], "finish_reason": "abort",
+                  "stop_reason": NOTICE}  # fmt: skip
+        return {"choices": [choice]}
+    return {"error": {"message": NOTICE, "type": "BadRequestError", "code": 400}}
 
 
 def prompt_key(body: dict[str, Any]) -> tuple[int, ...]:
     return tuple(body["prompt"])
+
+
+def _stream(wfile: Any, behaviour: Behaviour, delays: tuple[float, ...], served: Served) -> None:
+    """Write the events of one streamed completion (`Behaviour`), noting when each was written."""
+    sent = 0
+    while sent < len(delays):
+        time.sleep(delays[sent])
+        n = min(behaviour.per_event, len(delays) - sent)
+        choice = {"index": 0, "text": "", "token_ids": [7] * n}
+        served.written.extend([time.perf_counter()] * n)
+        wfile.write(f"data: {json.dumps({'choices': [choice]})}\n\n".encode())
+        wfile.flush()
+        sent += n
+    if behaviour.gave_up is not None:
+        served.notice = time.perf_counter()
+        wfile.write(f"data: {json.dumps(_notice(behaviour.gave_up))}\n\n".encode())
+        wfile.flush()
+    if not behaviour.cut:
+        wfile.write(b"data: [DONE]\n\n")
+        wfile.flush()
 
 
 class FakeEngine:
@@ -91,27 +129,13 @@ class FakeEngine:
                 self.send_response(200)
                 self.send_header("Content-Type", "text/event-stream")
                 self.end_headers()
-                delays = behaviour.delays or (0.0,) * body["max_tokens"]
+                delays = (
+                    (0.0,) * body["max_tokens"] if behaviour.delays is None else behaviour.delays
+                )
                 try:
-                    self._stream(behaviour, delays, served)
+                    _stream(self.wfile, behaviour, delays, served)
                 except (BrokenPipeError, ConnectionResetError):
                     return
-
-            def _stream(
-                self, behaviour: Behaviour, delays: tuple[float, ...], served: Served
-            ) -> None:
-                sent = 0
-                while sent < len(delays):
-                    time.sleep(delays[sent])
-                    n = min(behaviour.per_event, len(delays) - sent)
-                    choice = {"index": 0, "text": "", "token_ids": [7] * n}
-                    served.written.extend([time.perf_counter()] * n)
-                    self.wfile.write(f"data: {json.dumps({'choices': [choice]})}\n\n".encode())
-                    self.wfile.flush()
-                    sent += n
-                if not behaviour.cut:
-                    self.wfile.write(b"data: [DONE]\n\n")
-                    self.wfile.flush()
 
             def _json(self, status: int, data: Any) -> None:
                 text = json.dumps(data).encode()

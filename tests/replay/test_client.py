@@ -13,7 +13,7 @@ import pytest
 
 from slidingpolicy.engine.metrics import percentile
 from slidingpolicy.errors import EngineError
-from slidingpolicy.replay.client import probe, send_all
+from slidingpolicy.replay.client import GAVE_UP, probe, send_all
 from slidingpolicy.replay.measure import Measured, failures, judge
 from slidingpolicy.replay.requests import Completion, completions
 from slidingpolicy.workloads import RequestSpec, Workload
@@ -107,6 +107,34 @@ def test_measured_token_times_are_the_engines_and_judged_by_eq_1(fake_engine: St
     assert failures(measured) == {"http 500": 1, "stream ended without [DONE]": 1}
     tbt_met = outcome.tbt_attained.tolist()
     assert tbt_met[names.index("long gap within the slack")] is False
+
+
+@pytest.mark.parametrize("series", ["0.32", "0.33"])
+def test_a_notice_that_the_policy_gave_up_is_read_with_its_time(
+    fake_engine: Start, series: str
+) -> None:
+    gives_up = Behaviour(delays=(), gave_up=series)
+    engine = fake_engine(lambda body: gives_up if len(body["prompt"]) == 16 else Behaviour())
+    workload = Workload(
+        "w", (RequestSpec("r0", 0.0, 16, 4, 1.0, 0.1, "chat"),
+              RequestSpec("r1", 0.0, 17, 2, 1.0, 0.1, "chat")),
+    )  # fmt: skip
+    sent = completions(workload, seed=0)
+    measured = run(engine.url, sent)
+    assert failures(measured) == {GAVE_UP: 1}
+    given_up, served = measured
+    assert given_up.tokens == ()
+    assert served.notice is None
+    notice = engine.served[sent[0].prompt].notice
+    assert notice is not None
+    assert given_up.notice is not None
+    lag = (given_up.notice - given_up.sent) - (notice - engine.served[sent[0].prompt].received)
+    assert 0 <= lag < TOLERANCE
+    metrics, outcome = judge(workload, measured)
+    assert metrics.given_up == 1
+    assert outcome.given_up[0] == given_up.notice
+    assert not outcome.attained[0]
+    assert outcome.attained[1]
 
 
 def test_each_request_carries_its_prompt_length_and_slos(fake_engine: Start) -> None:

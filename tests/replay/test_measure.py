@@ -13,14 +13,17 @@ from hypothesis import strategies as st
 
 from slidingpolicy.engine.metrics import percentile
 from slidingpolicy.errors import InvalidRecordError
+from slidingpolicy.replay.client import GAVE_UP
 from slidingpolicy.replay.measure import Measured, failures, judge, run_end, send_lag
 from slidingpolicy.workloads import RequestSpec, Workload
+
+FAILURES = ("timeout", "http 500", GAVE_UP)
 
 
 @st.composite
 def measured_runs(draw: st.DrawFn) -> tuple[Workload, list[Measured]]:
     """A workload of 1–12 requests and, for each, token times after its arrival: all of its
-    tokens, some of them (a failure), or none."""
+    tokens, some of them (a failure, perhaps a notice that the policy gave it up), or none."""
     n = draw(st.integers(1, 12))
     arrivals = sorted(draw(st.lists(st.floats(0, 5), min_size=n, max_size=n)))
     requests, measured = [], []
@@ -32,8 +35,11 @@ def measured_runs(draw: st.DrawFn) -> tuple[Workload, list[Measured]]:
         got = draw(st.integers(0, output))
         gaps = draw(st.lists(st.floats(0, 1.5), min_size=got, max_size=got))
         times = tuple(arrival + float(t) for t in np.cumsum(gaps))
-        failure = None if got == output else draw(st.sampled_from(["timeout", "http 500"]))
-        measured.append(Measured(arrival, times, failure))
+        failure = None if got == output else draw(st.sampled_from(FAILURES))
+        notice = None
+        if failure == GAVE_UP:
+            notice = max((arrival, *times)) + draw(st.floats(0, 3))
+        measured.append(Measured(arrival, times, failure, notice))
     return Workload("w", tuple(requests)), measured
 
 
@@ -90,6 +96,26 @@ def test_every_failed_request_is_counted_and_missed(run: tuple[Workload, list[Me
             assert not missed
 
 
+@given(measured_runs())
+def test_a_notice_is_counted_given_up_and_ends_the_wait_as_the_engine_counts_it(
+    run: tuple[Workload, list[Measured]],
+) -> None:
+    workload, measured = run
+    metrics, outcome = judge(workload, measured)
+    assert metrics.given_up == sum(m.notice is not None for m in measured)
+    waits = []
+    for r, m, waited in zip(workload.requests, measured, outcome.given_up.tolist(), strict=True):
+        if m.notice is None:
+            assert math.isnan(waited)
+        else:
+            assert waited == m.notice - r.arrival
+        answered = m.tokens[0] if m.tokens else m.notice
+        if answered is not None:
+            waits.append(answered - r.arrival)
+    expected = percentile(np.array(waits), 99)
+    assert metrics.ttft_or_notice_p99 == expected or (math.isnan(expected) and not waits)
+
+
 def test_send_lag_is_the_latest_send_after_its_arrival() -> None:
     workload = Workload(
         "w", tuple(RequestSpec(f"r{i}", float(i), 4, 1, 1.0, 0.1, "chat") for i in range(3))
@@ -103,6 +129,8 @@ def test_times_out_of_order_are_refused() -> None:
         Measured(1.0, (0.5,))
     with pytest.raises(InvalidRecordError, match="tokens"):
         Measured(0.0, (0.5, math.nan))
+    with pytest.raises(InvalidRecordError, match="notice"):
+        Measured(0.0, (0.5,), GAVE_UP, 0.25)
 
 
 def test_a_count_that_does_not_match_the_workload_is_refused() -> None:

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 from prometheus_client import REGISTRY
+from slidingpolicy.embedding import GIVEN_UP_NOTICE
 from vllm.v1.engine import EngineCoreOutput
 
 from slidingpolicy_vllm import AsyncSlidingScheduler, SlidingScheduler
-from slidingpolicy_vllm.refusal import GIVEN_UP
 from slidingpolicy_vllm.testing import make_scheduler
 from tests.driver import Job, drive
 from tests.test_isolation import REFUSED_AS, _planned_only, _told
@@ -40,7 +40,9 @@ def test_hopeless_requests_are_finished_early_with_their_reason(
     assert given_up, "at least one late request waited past its deadline + 10 ms"
     for request in given_up:
         reason = _told(sent, request)
-        assert reason.startswith(f"{GIVEN_UP} {request.request_id!r}: its TTFT deadline passed")
+        assert reason.startswith(
+            f"{GIVEN_UP_NOTICE} {request.request_id!r}: its TTFT deadline passed"
+        )
         assert reason.endswith("retry it elsewhere")
         assert request.num_computed_tokens == 0, "never scheduled"
     assert all(requests[f"r{i}"].is_finished() for i in range(6))

@@ -3,7 +3,7 @@ reason, while every other request keeps the policy.
 
 A policy with `give_up_after` names in its plan (`BatchPlan.given_up`) the waiting requests
 whose TTFT deadline passed that long ago: they are finished the same way, so that a client
-or a router learns early that it may retry elsewhere (`given_up_reasons`).
+or a router learns early that it may retry elsewhere (`slidingpolicy.embedding.given_up_notice`).
 
 The door (`door.SloDoor`) refuses malformed SLO metadata before a request reaches the
 scheduler; a request that reaches it all the same (another front end, or counts no record
@@ -21,11 +21,10 @@ holds) is left out of the snapshot and finished at the step's output, through vL
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 import vllm.outputs
-from slidingpolicy import SchedulerState
 from vllm.v1.core.sched.scheduler import Scheduler
 from vllm.v1.engine import EngineCoreOutput, EngineCoreOutputs
 from vllm.v1.request import RequestStatus
@@ -36,21 +35,6 @@ REFUSED = "request the policy cannot represent, finished alone"
 _REQUEST_ERROR: Any = getattr(vllm.outputs, "RequestError", None)
 CARRIES_ERROR = _REQUEST_ERROR is not None and "error" in EngineCoreOutput.__struct_fields__
 """Whether this vLLM's outputs carry a request-level error (0.33 does, 0.32 does not)."""
-
-
-GIVEN_UP = "slidingpolicy gave up request"
-"""How the reason of a request the policy gave up on begins (its `stop_reason` on 0.32)."""
-
-
-def given_up_reasons(state: SchedulerState, given_up: Iterable[str]) -> dict[str, str]:
-    """The reason each request of `given_up` (ids in `state`) is finished with: how long ago
-    its TTFT deadline passed, and that it may be retried elsewhere."""
-    deadlines = {r.id: r.deadline for r in state.requests}
-    return {
-        rid: f"{GIVEN_UP} {rid!r}: its TTFT deadline passed {state.now - deadlines[rid]:.1f} s "
-        "ago (give_up_after); retry it elsewhere"
-        for rid in given_up
-    }
 
 
 def finish_refused(

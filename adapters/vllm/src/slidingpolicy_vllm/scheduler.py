@@ -32,7 +32,7 @@ from slidingpolicy import (
     check_plan,
     next_throughput,
 )
-from slidingpolicy.embedding import executed_plan
+from slidingpolicy.embedding import executed_plan, given_up_notice
 from slidingpolicy.step_trace import TraceStep, TraceWriter
 from vllm.v1.core.sched.async_scheduler import AsyncScheduler
 from vllm.v1.core.sched.output import SchedulerOutput
@@ -46,7 +46,7 @@ from slidingpolicy_vllm.config import RECORD, SECTION, AdapterConfig
 from slidingpolicy_vllm.door import require_door, slo_of
 from slidingpolicy_vllm.guard import HOOK, check_attributes, check_vllm
 from slidingpolicy_vllm.metrics import MetricsFeed
-from slidingpolicy_vllm.refusal import REFUSED, finish_refused, given_up_reasons
+from slidingpolicy_vllm.refusal import REFUSED, finish_refused
 from slidingpolicy_vllm.snapshot import SCHEDULABLE_WAITING, to_request
 
 logger = logging.getLogger(__name__)
@@ -148,7 +148,7 @@ class SlidingScheduler(Scheduler):
             self.sliding_policy, decision, self.sliding_faults, self.requests.__contains__
         )
         if decision.fallback is None and decision.state is not None and decision.plan is not None:
-            given_up = given_up_reasons(decision.state, decision.plan.given_up)
+            given_up = given_up_notice(decision.state, decision.plan.given_up)
             self._metrics.given_up(len(given_up.keys() - self._refused.keys()))
             self._refused.update(given_up)
             output = self._schedule_plan(decision, decision.state, decision.plan, throttle_prefills)

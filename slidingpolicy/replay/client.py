@@ -36,7 +36,8 @@ PROBE_TIMEOUT = 30.0
 """Seconds the server has to answer the probe before a run."""
 
 GAVE_UP = "given up"
-"""The failure of a request whose stream carried the notice that the policy gave it up."""
+"""The failure of a request whose stream carried the notice that the policy gave it up, or
+ended with no event at all (`_stream`)."""
 
 READ_BUFFER = 2**20
 """Bytes a streamed event may hold (the first echoes the prompt's ids)."""
@@ -72,8 +73,8 @@ def _failure(error: BaseException) -> str:
 
 
 def _gave_up(event: dict[str, Any]) -> bool:
-    """Whether `event` tells that the policy gave the request up: a choice's `stop_reason`
-    (vLLM 0.32, finished as aborted) or the error's message (0.33) carries the notice."""
+    """Whether `event` tells that the policy gave the request up: the error's message (vLLM
+    0.33) or a choice's `stop_reason` (0.32, a request not streamed) carries the notice."""
     reasons = [choice.get("stop_reason") for choice in event.get("choices") or ()]
     error = event.get("error")
     if isinstance(error, dict):
@@ -90,7 +91,12 @@ class _Read:
 
 
 async def _stream(response: aiohttp.ClientResponse, clock: Clock, read: _Read) -> str | None:
-    """Read the event stream into `read`; the failure, if any."""
+    """Read the event stream into `read`; the failure, if any.
+
+    A stream that ends at once ([DONE] before any event) was finished by the engine with no
+    output: that is how vLLM 0.32 ends a streamed request the policy gave up (it drops a last
+    chunk that carries no token, and the notice with it), so it counts as the notice."""
+    events = 0
     async for raw in response.content:
         now = clock()
         line = raw.strip()
@@ -98,7 +104,11 @@ async def _stream(response: aiohttp.ClientResponse, clock: Clock, read: _Read) -
             continue
         data = line[5:].strip()
         if data == b"[DONE]":
+            if events == 0:
+                read.notice = now
+                return GAVE_UP
             return None
+        events += 1
         event = json.loads(data)
         if _gave_up(event):
             read.notice = now

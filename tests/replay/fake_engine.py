@@ -37,8 +37,7 @@ class Behaviour:
     """How to answer one completion: `status`, then (if 200) one token after each of `delays`
     seconds (None: max_tokens tokens at once), `per_event` tokens to an event (the delay
     before an event is its first token's), then the notice that the policy gave the request
-    up if `gave_up` names how a vLLM series tells it ("0.32": an aborted choice carrying it
-    as `stop_reason`; "0.33": an error event), and a final [DONE] unless `cut`."""
+    up if `gave_up` names how it is told (`_notice`), and a final [DONE] unless `cut`."""
 
     status: int = 200
     delays: tuple[float, ...] | None = None
@@ -60,9 +59,14 @@ class Served:
 NOTICE = f"{GIVEN_UP_NOTICE} 'r0': its TTFT deadline passed 5.0 s ago (give_up_after); retry it"
 
 
-def _notice(series: str) -> dict[str, Any]:
-    """The event by which a vLLM of `series` tells the client the policy gave its request up."""
+def _notice(series: str) -> dict[str, Any] | None:
+    """The event by which a vLLM of `series` tells a streamed request's client the policy gave
+    it up: 0.33 an error event; 0.32 none (it drops a last chunk with no token), the stream
+    ends; "choice" a choice finished as aborted with the notice as its `stop_reason` (how 0.32
+    answers a request that is not streamed)."""
     if series == "0.32":
+        return None
+    if series == "choice":
         choice = {"index": 0, "text": "", "token_ids": [], "finish_reason": "abort",
                   "stop_reason": NOTICE}  # fmt: skip
         return {"choices": [choice]}
@@ -86,8 +90,10 @@ def _stream(wfile: Any, behaviour: Behaviour, delays: tuple[float, ...], served:
         sent += n
     if behaviour.gave_up is not None:
         served.notice = time.perf_counter()
-        wfile.write(f"data: {json.dumps(_notice(behaviour.gave_up))}\n\n".encode())
-        wfile.flush()
+        event = _notice(behaviour.gave_up)
+        if event is not None:
+            wfile.write(f"data: {json.dumps(event)}\n\n".encode())
+            wfile.flush()
     if not behaviour.cut:
         wfile.write(b"data: [DONE]\n\n")
         wfile.flush()

@@ -109,7 +109,7 @@ def test_measured_token_times_are_the_engines_and_judged_by_eq_1(fake_engine: St
     assert tbt_met[names.index("long gap within the slack")] is False
 
 
-@pytest.mark.parametrize("series", ["0.32", "0.33"])
+@pytest.mark.parametrize("series", ["0.32", "0.33", "choice"])
 def test_a_notice_that_the_policy_gave_up_is_read_with_its_time(
     fake_engine: Start, series: str
 ) -> None:

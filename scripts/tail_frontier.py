@@ -10,16 +10,19 @@ meets the goal: p99 TTFT or notice at most 2× Sarathi-EDF's, and at least 90% o
 `slidingserve+`'s attainment gain over Sarathi-EDF kept (and on how many seeds the p99 is
 within 2× Sarathi-EDF's of the same seed). Writes runs.csv (one row per run), frontier.csv
 (the table) and frontier.png to `--out`; `--runs runs.csv` tabulates and plots those runs
-again without simulating.
+again without simulating. `--replay results.json ...` tabulates and plots a real engine's runs
+(`slidingpolicy replay`'s results; the engine's own scheduler `native` beside Sarathi-EDF,
+each (seed, repeat) a pairing).
 
 python scripts/tail_frontier.py [-n 2000] [--seeds 5] [--rates 1.1,1.2,1.3] [--workers 2]
-    [--out docs/tail] [--runs docs/tail/runs.csv]
+    [--out docs/tail] [--runs docs/tail/runs.csv | --replay results.json ...]
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
+import json
 import statistics
 from collections.abc import Sequence
 from pathlib import Path
@@ -29,7 +32,9 @@ from slidingpolicy.engine.sweep import RunSpec, RunSummary, WorkloadSpec, run_ma
 from slidingpolicy.workloads import Burst
 
 PLUS = "slidingserve+"
-BASELINES = ("sarathi-edf", "vllm")
+BASELINES = ("sarathi-edf", "vllm", "native")
+"""The arms compared with, where a run has them (`native`: a real engine's own scheduler)."""
+SIMULATED = BASELINES[:2]
 LATE = (
     PLUS,
     f"{PLUS}[late_grace=10]",
@@ -54,7 +59,7 @@ def specs(rates: Sequence[float], requests: int, seeds: int) -> list[RunSpec]:
             arm
         )
         for r in rates
-        for arm in (*BASELINES, *LATE, *GIVE_UP)
+        for arm in (*SIMULATED, *LATE, *GIVE_UP)
         for s in range(seeds)
     ]
 
@@ -72,6 +77,23 @@ def figures(summary: RunSummary) -> dict[str, Any]:
         "ttft_or_notice_p99": m.ttft_or_notice_p99,
         "given_up_share": m.given_up / m.requests,
     }
+
+
+def replayed(paths: Sequence[Path]) -> list[dict[str, Any]]:
+    """The figures of each run of replays' results.json, its (seed, repeat) as the seed."""
+    runs: list[dict[str, Any]] = []
+    for run in (run for path in paths for run in json.loads(path.read_text())["runs"]):
+        m = run["metrics"]
+        runs.append({
+            "rate": run["rate"],
+            "arm": run["policy"],
+            "seed": f"{run['seed']}/{run['repeat']}",
+            "attainment": m["attainment"],
+            "ttft_p99": m["ttft_p99"],
+            "ttft_or_notice_p99": m["ttft_or_notice_p99"],
+            "given_up_share": m["given_up"] / len(run["requests"]),
+        })  # fmt: skip
+    return runs
 
 
 def table(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -139,7 +161,12 @@ def show(rows: list[dict[str, Any]]) -> None:
         print(" ".join(cells))
 
 
-def plot(rows: list[dict[str, Any]], path: Path) -> None:
+def _setting(arm: str) -> float:
+    """The first option value of an arm's label (`name[key=value,...]`), for ordering."""
+    return float(arm.split("=", 1)[1].split(",")[0].rstrip("]"))
+
+
+def plot(rows: list[dict[str, Any]], path: Path, title: str) -> None:
     """Attainment against p99 TTFT or notice, a panel per rate: each option's settings joined
     in order, the baselines as points, the goal's corner shaded."""
     import matplotlib
@@ -158,11 +185,14 @@ def plot(rows: list[dict[str, Any]], path: Path) -> None:
         )
         ax.fill_between([0, x_max], y_min, 1.0, color="tab:green", alpha=0.12, label="goal")
         series = (
-            ("late grace / share", LATE, "tab:blue", "o"),
-            ("give up after X s", GIVE_UP, "tab:red", "s"),
+            ("late grace / share", "late_", "tab:blue", "o"),
+            ("give up after X s", "give_up_after=", "tab:red", "s"),
         )
-        for name, arms, colour, marker in series:
-            points = [at[a] for a in (PLUS, *arms) if a in at]
+        for name, option, colour, marker in series:
+            arms = sorted((a for a in at if option in a), key=_setting, reverse=True)
+            if not arms:
+                continue
+            points = [at[a] for a in (PLUS, *arms)]
             ax.errorbar(
                 [float(p["ttft_or_notice_p99"]) for p in points],
                 [float(p["attainment"]) for p in points],
@@ -173,7 +203,9 @@ def plot(rows: list[dict[str, Any]], path: Path) -> None:
                 capsize=2,
                 label=f"{PLUS}: {name}",
             )
-        for arm, colour in zip(BASELINES, ("black", "tab:gray"), strict=True):
+        for arm, colour in zip(BASELINES, ("black", "tab:gray", "tab:gray"), strict=True):
+            if arm not in at:
+                continue
             p = at[arm]
             ax.errorbar(
                 [float(p["ttft_or_notice_p99"])],
@@ -188,7 +220,7 @@ def plot(rows: list[dict[str, Any]], path: Path) -> None:
         ax.set_xlim(left=0.0)
         ax.set_xlabel("p99 TTFT, or notice when given up (s)")
         ax.set_ylabel("SLO attainment")
-        ax.set_title(f"mixed-v1, burst: base {rate} req/s, 2× for 60 s")
+        ax.set_title(title.format(rate=rate))
         ax.grid(True, which="both", alpha=0.3)
     axes[0][0].legend(fontsize=7, loc="lower right")
     fig.tight_layout()
@@ -213,10 +245,18 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--out", type=Path, default=Path("docs/tail"))
     parser.add_argument("--runs", type=Path, help="a runs.csv to tabulate instead of running")
+    parser.add_argument(
+        "--replay", type=Path, nargs="+", help="replays' results.json files to tabulate"
+    )
     arguments = parser.parse_args()
-    if arguments.runs is not None:
+    title = "mixed-v1, burst: base {rate} req/s, 2× for 60 s"
+    runs: list[dict[str, Any]]
+    if arguments.replay is not None:
+        runs = replayed(arguments.replay)
+        title = "real engine: {rate} req/s"
+    elif arguments.runs is not None:
         with arguments.runs.open() as handle:
-            runs: list[dict[str, Any]] = list(csv.DictReader(handle))
+            runs = list(csv.DictReader(handle))
     else:
         rates = [float(r) for r in arguments.rates.split(",")]
         specs_ = specs(rates, arguments.requests, arguments.seeds)
@@ -227,7 +267,7 @@ def main() -> None:
     if arguments.runs is None:
         write_csv(arguments.out / "runs.csv", runs)
     write_csv(arguments.out / "frontier.csv", rows)
-    plot(rows, arguments.out / "frontier.png")
+    plot(rows, arguments.out / "frontier.png", title)
 
 
 if __name__ == "__main__":

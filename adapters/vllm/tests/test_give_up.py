@@ -4,6 +4,7 @@ on /metrics, never scheduled again, while the others keep the policy's plans."""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
@@ -28,6 +29,9 @@ def test_hopeless_requests_are_finished_early_with_their_reason(
     scheduler = make_scheduler(cls, model_dir, num_blocks=256, max_num_seqs=2,
                                additional_config=config)  # fmt: skip
     assert isinstance(scheduler, SlidingScheduler)
+    # the snapshot starts arrivals at the scheduler's start, so a deadline of 1 ms is 1 ms
+    # after it at the latest: 20 ms later, the late ones are past it + 10 ms at the first plan
+    time.sleep(0.02)
     before = REGISTRY.get_sample_value(COUNTER) or 0.0
     calm = [Job(prompt=40, output=30, arrive=0, extra={"ttft_slo": 30.0}) for _ in range(2)]
     hopeless: dict[str, object] = {"ttft_slo": 1e-3}

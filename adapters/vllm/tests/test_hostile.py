@@ -62,6 +62,14 @@ def _body(model_dir: Path, i: int, xargs: dict[str, Any], stream: bool) -> dict[
     }
 
 
+def _read_once(trace: Path) -> tuple[Path, list[dict[str, Any]]]:
+    """A copy of `trace` as it is now and its lines: the server may still append a step (a
+    health check's), so the lines counted and the file checked must be one read."""
+    copy = trace.with_name("trace-read.jsonl")
+    copy.write_text(trace.read_text())
+    return copy, [json.loads(line) for line in copy.read_text().splitlines()]
+
+
 def test_hostile_slos_get_400_and_a_poisoned_request_is_finished_alone(
     leaky: Server, model_dir: Path
 ) -> None:
@@ -97,7 +105,7 @@ def test_hostile_slos_get_400_and_a_poisoned_request_is_finished_alone(
     assert "ttft_slo=1e+308 s is beyond 1e+10 s" in reason
     assert health(port), "the server is alive"
 
-    lines = [json.loads(line) for line in leaky.trace.read_text().splitlines()]
+    trace, lines = _read_once(leaky.trace)
     planned = sum(line["fallback"] is None for line in lines)
     print(f"{planned} of {len(lines)} steps planned by the policy")
     assert planned >= 0.99 * len(lines)
@@ -105,6 +113,6 @@ def test_hostile_slos_get_400_and_a_poisoned_request_is_finished_alone(
     assert len(ids) == NORMAL + 2, "the 50, the SLO of 1 s, the protected one, not the poisoned"
     protected = {r["id"] for line in lines for r in line["state"]["requests"] if r["protected"]}
     assert len(protected) == 1, "a JSON true for protected reaches the policy as g_i = 1"
-    checked = check(leaky.trace)
+    checked = check(trace)
     assert checked.returncode == 0, checked.stdout + checked.stderr
     assert f"{len(lines)} plans checked: 0 break an invariant, 0 malformed" in checked.stdout

@@ -247,6 +247,11 @@ def refits(case: Case) -> bool:
     return learns(case[0])
 
 
+def test_the_digest_file_reads_back_as_written() -> None:
+    """No case recorded twice (a duplicate would be dropped on reading), nothing unread."""
+    assert render_golden(DIGESTS, REFIT_DIGESTS) == GOLDEN.read_text()
+
+
 @pytest.mark.parametrize("case", CASES, ids=lambda c: f"{c[0]}-{c[1]}")
 def test_a_golden_run_gives_what_it_gave(case: Case) -> None:
     if refits(case):

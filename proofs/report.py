@@ -134,6 +134,12 @@ def claims() -> tuple[Claim, ...]:
             f"{test_fit.FIT_CASES} (samples, prior) pairs × N0 ∈ {{1, 200, 5000}} + 1 explicit",
         ),
         Claim(
+            "test_online_refit_is_optimal_at_latencies_of_1e_49",
+            "the same at latencies of 1e-49 s: not yet (BVLS's absolute tolerance, `fit._solve`)",
+            "cvxpy penalized least squares; the same bound",
+            "1 hypothesis-found",
+        ),
+        Claim(
             "test_clairvoyant_bounds_every_policy",
             "the clairvoyant MILP bounds every policy; each run is a feasible MILP point",
             "MILP (HiGHS) + schedule replay",

@@ -1,4 +1,4 @@
-"""Regenerate slidingpolicy/workloads/distributions.py from the two reference traces.
+"""Regenerate slidingpolicy/workloads/length_tables.json from the two reference traces.
 
 Usage: python scripts/make_distributions.py --data /work/shared/data
 """
@@ -12,18 +12,17 @@ from pathlib import Path
 from slidingpolicy.workloads.lengths import (
     OUTPUT_BINS,
     OUTPUT_LEVELS,
+    PACKAGED,
     PROMPT_LEVELS,
     REFERENCE_TRACES,
     LengthDistribution,
     reference_distributions,
-    render_module,
+    render_json,
 )
-
-TARGET = Path(__file__).resolve().parents[1] / "slidingpolicy" / "workloads" / "distributions.py"
 
 
 def header(distributions: tuple[LengthDistribution, ...]) -> str:
-    """The generated module's docstring: what, from where, when, how."""
+    """The generated file's `about`: what, from where, when, how."""
     lines = [
         "Embedded prompt/output length distributions. GENERATED: do not edit by hand.",
         "",
@@ -44,13 +43,13 @@ def header(distributions: tuple[LengthDistribution, ...]) -> str:
 
 
 def main() -> None:
-    """Read the traces under --data and write the module."""
+    """Read the traces under --data and write the tables."""
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--data", type=Path, required=True, help="the reference data folder")
-    parser.add_argument("--out", type=Path, default=TARGET, help="the module to write")
+    parser.add_argument("--out", type=Path, default=PACKAGED, help="the file to write")
     args = parser.parse_args()
     distributions = reference_distributions(args.data)
-    args.out.write_text(render_module(distributions, header(distributions)))
+    args.out.write_text(render_json(distributions, header(distributions)))
     print(f"wrote {args.out}")
 
 

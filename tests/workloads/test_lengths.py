@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -9,14 +10,15 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from slidingpolicy.workloads import distributions
 from slidingpolicy.workloads.distributions import ARXIV, SHAREGPT
 from slidingpolicy.workloads.lengths import (
     OUTPUT_BINS,
+    PACKAGED,
     LengthDistribution,
     build_distribution,
+    read_distributions,
     reference_distributions,
-    render_module,
+    render_json,
 )
 
 EMBEDDED = (SHAREGPT, ARXIV)
@@ -67,14 +69,17 @@ def test_tables_are_the_exact_quantiles_of_the_data() -> None:
     assert table.output_quantiles[OUTPUT_BINS - 1][-1] == 2000
 
 
-def test_the_rendered_module_round_trips() -> None:
-    namespace: dict[str, object] = {}
-    exec(render_module(EMBEDDED, "header"), namespace)
-    assert namespace["SHAREGPT"] == SHAREGPT
-    assert namespace["ARXIV"] == ARXIV
+def test_the_rendered_tables_round_trip(tmp_path: Path) -> None:
+    path = tmp_path / "tables.json"
+    path.write_text(render_json(EMBEDDED, "header"))
+    assert read_distributions(path) == {"sharegpt": SHAREGPT, "arxiv": ARXIV}
+
+
+def test_the_packaged_file_is_what_render_json_writes_of_its_tables() -> None:
+    about = "\n".join(json.loads(PACKAGED.read_text())["about"])
+    assert "scripts/make_distributions.py" in about
+    assert PACKAGED.read_text() == render_json(EMBEDDED, about)
 
 
 def test_the_committed_tables_equal_a_regeneration_from_the_traces(traces: Path) -> None:
     assert reference_distributions(traces.parent) == EMBEDDED
-    assert distributions.__doc__ is not None
-    assert "scripts/make_distributions.py" in distributions.__doc__

@@ -1,12 +1,13 @@
 """One SlidingServe decision, walked through: every intermediate value of `SlidingServe.plan`.
 
-`explain(policy, state)` recomputes the plan with the same stage functions the policy chains
-(`stages.draft.prepare`, `check_violations`, `admit_anchor` and `choose`, `sliding_chunk`) and
-keeps what each step found: the MLPS levels and order (eq. 10–16), T_cur and T_next and the
-decodes that bind them (eq. 7–8), the candidate batch and its risky requests, each anchor's
-knapsack (eq. 17–21), the window's budget B_Σ and the split B* against its alternatives
-(eq. 9, with greedy eq. 3 and the ternary search beside it), and the plan. Pure: records in,
-a record out; `slidingpolicy explain` prints it and draws it.
+`explain(policy, state)` presents the record the policy keeps of its decision
+(`SlidingServe.decide`, `stages.decision`): the MLPS levels and order (eq. 10–16), T_cur and
+T_next and the decodes that bind them (eq. 7–8), the candidate batch and its risky requests,
+each anchor's knapsack (eq. 17–21) or why the constructor passed, the window's budget B_Σ and
+the split B* (eq. 9) against its alternatives, priced here (greedy eq. 3, the ternary search,
+the cost curve), and the plan. It runs no stage of the policy, so it cannot tell another
+story than the decision's. Pure: records in, a record out; `slidingpolicy explain` prints it
+and draws it.
 """
 
 from __future__ import annotations
@@ -14,19 +15,15 @@ from __future__ import annotations
 import attrs
 
 from slidingpolicy.policies.online import Online
-from slidingpolicy.policies.slidingserve import SlidingServe, SlidingState
-from slidingpolicy.pricing.budget import fill_budget
-from slidingpolicy.pricing.queue import PricedQueue
+from slidingpolicy.policies.slidingserve import SlidingServe
 from slidingpolicy.pricing.split import ternary_split, two_step_cost
 from slidingpolicy.records.plan import BatchPlan
 from slidingpolicy.records.request import Request
 from slidingpolicy.records.state import SchedulerState
-from slidingpolicy.stages.check import check_violations
-from slidingpolicy.stages.chunk import sliding_chunk
-from slidingpolicy.stages.construct import admit_anchor, choose, values
-from slidingpolicy.stages.draft import Draft, prepare
-from slidingpolicy.stages.give_up import hopeless, without
-from slidingpolicy.stages.order import LIVE, PROMOTED, is_urgent, mlps_keys, urgency
+from slidingpolicy.stages.chunk import ChunkerStep
+from slidingpolicy.stages.construct import Attempt, Construction
+from slidingpolicy.stages.decision import Decision
+from slidingpolicy.stages.draft import Draft
 
 CURVE_POINTS = 101
 """How many splits b the explanation prices across [B_Σ − cap, min(B_Σ, cap)]."""
@@ -54,7 +51,8 @@ class Binding:
 @attrs.frozen(slots=True)
 class AnchorWork:
     """One risky anchor a: T_a, C_a, and either why it was skipped or its knapsack over S_a
-    (eq. 18–20): the pool with each v_j, the items chosen, Y_a and its predicted latency."""
+    (eq. 18–20): the pool with each v_j, the items chosen, Y_a and its predicted latency;
+    `best` when its Y_a is the one eq. 21 chose."""
 
     anchor: str
     remaining: int
@@ -66,6 +64,7 @@ class AnchorWork:
     latency: float = 0.0
     repaired: bool = False
     rank: tuple[int, float, int, int] | None = None
+    best: bool = False
 
 
 @attrs.frozen(slots=True)
@@ -83,7 +82,9 @@ class Split:
 @attrs.frozen(slots=True)
 class Explanation:
     """Everything one decision computed, step by step, and the plan it gave; `given_up` the
-    requests it gave up first (`stages.give_up`), which the later steps do not see."""
+    requests it gave up first (`stages.give_up`), which the later steps do not see;
+    `candidate_latency` None when the violation check did not run; `handover` why the
+    BatchConstructor left the iteration to the chunker ("" when it planned)."""
 
     state: SchedulerState
     policy: str
@@ -94,115 +95,106 @@ class Explanation:
     t_cur: Binding | None
     t_next: Binding | None
     candidate: tuple[str, ...]
-    candidate_latency: float
+    candidate_latency: float | None
     risky: tuple[str, ...]
     anchors: tuple[AnchorWork, ...]
     split: Split | None
     plan: BatchPlan
     given_up: tuple[str, ...] = ()
+    handover: str = ""
 
 
-def _level(request: Request, policy: SlidingServe, now: float, throughput: float) -> str:
-    """The request's MLPS level, named: its key's (g_i, stage_i) (eq. 15), then e_i."""
-    config = policy.config
-    protected, stage, _ = mlps_keys(now, throughput, config)(request)[:3]
-    if protected == 0:
-        return "protected"
-    if stage != LIVE:
-        return "promoted" if stage == PROMOTED else "late"
-    r, d = request.remaining_prefill, request.deadline
-    urgent = is_urgent(r, d, now, throughput, config.urgency_threshold, config.epsilon)
-    return "urgent" if urgent else "calm"
-
-
-def _bindings(draft: Draft) -> tuple[Binding | None, Binding | None]:
-    """T_cur = min over D_safe of s_i (eq. 7), T_next = min of s_i − T_cur + L_tbt (eq. 8),
-    each with the decode that attains it."""
-    now = draft.now
-    safe = [d for d in draft.admission.decodes if d.deadline > now]
-    if not safe:
+def _bindings(draft: Draft, binders: tuple[str, ...]) -> tuple[Binding | None, Binding | None]:
+    """T_cur (eq. 7) and T_next (eq. 8), each with the decode that sets it."""
+    t_cur, t_next = draft.t_cur, draft.t_next
+    if t_cur is None:
         return None, None
-    tight = min(safe, key=lambda d: (d.deadline - now, d.id))
-    t_cur = tight.deadline - now
-    after = min(safe, key=lambda d: (d.deadline - now - t_cur + d.tbt_slo, d.id))
-    return (
-        Binding(t_cur, tight.id),
-        Binding(after.deadline - now - t_cur + after.tbt_slo, after.id),
+    return Binding(t_cur, binders[0]), None if t_next is None else Binding(t_next, binders[1])
+
+
+def _skipped(attempt: Attempt, best: int) -> str:
+    """Why an anchor has no Y_a ("" when it has one); `best` the |Y| the search chose."""
+    if attempt.anchor is None:
+        return "r_a > C_a or the decodes with a alone miss T_a"
+    if not attempt.solved:
+        bound = attempt.anchor.bound
+        return f"not solved: at most {bound} requests, fewer than the best |Y| = {best}"
+    return "" if attempt.built is not None else "a alone misses T_a"
+
+
+def _work(attempt: Attempt, best: Construction | None) -> AnchorWork:
+    """One risky anchor as the search met it (`stages.construct.search_anchors`)."""
+    request, anchor, built = attempt.request, attempt.anchor, attempt.built
+    r, limit, capacity = request.remaining_prefill, attempt.limit, attempt.capacity
+    if anchor is None or built is None:
+        size = 0 if best is None else len(best.chosen)
+        return AnchorWork(request.id, r, limit, capacity, skipped=_skipped(attempt, size))
+    pool = tuple(
+        (m.id, m.remaining_prefill, v) for m, v in zip(anchor.pool, built.worth, strict=True)
     )
-
-
-def _anchor(draft: Draft, request: Request, members: tuple[Request, ...], k: int) -> AnchorWork:
-    """What `construct_batch` does for one risky anchor, kept."""
-    now, base = draft.now, draft.fill
-    slack = request.slack(now)
-    limit = (slack if draft.t_cur is None else min(slack, draft.t_cur)) / draft.margin
-    capacity = fill_budget(base, limit, draft.cap)
-    admitted = admit_anchor(base, request, members, now, limit, capacity, k)
-    if admitted is None:
-        reason = f"r_a = {request.remaining_prefill} > C_a or the decodes with a alone miss T_a"
-        return AnchorWork(request.id, request.remaining_prefill, limit, capacity, skipped=reason)
-    worth = values(admitted.pool, now)
-    pool = tuple((m.id, m.remaining_prefill, v) for m, v in zip(admitted.pool, worth, strict=True))
-    built = choose(base, admitted, now)
-    if built is None:
-        return AnchorWork(
-            request.id, request.remaining_prefill, limit, capacity, "a alone misses T_a", pool
-        )
-    chosen = tuple(r.id for r in built.chosen)
     return AnchorWork(
         request.id,
-        request.remaining_prefill,
+        r,
         limit,
         capacity,
-        "",
-        pool,
-        chosen,
-        built.latency,
-        built.repaired,
-        built.rank,
+        pool=pool,
+        chosen=tuple(m.id for m in built.chosen),
+        latency=built.latency,
+        repaired=built.repaired,
+        rank=built.rank,
+        best=built is best,
     )
 
 
-def _split(draft: Draft, fill: PricedQueue) -> Split | None:
-    """The chunker's numbers: B_Σ, B*, and the alternatives it chose among."""
-    horizon = tuple(w / draft.margin for w in draft.horizon)
-    decision = sliding_chunk(fill, horizon, draft.cap, draft.config)
-    if not horizon:
+def _split(draft: Draft, step: ChunkerStep | None) -> Split | None:
+    """The chunker's numbers, B_Σ, B* and greedy's, and the alternatives it chose among,
+    priced over the draft's queue."""
+    if step is None or not step.horizon:
         return None
-    t_cur, cap, total = horizon[0], draft.cap, decision.budget_sum
-    greedy = fill_budget(fill, t_cur, cap)
+    fill, cap, horizon = draft.fill, draft.cap, step.horizon
+    t_cur, total, chosen = horizon[0], step.decision.budget_sum, step.decision.budget
+    greedy = step.decision.greedy
     ternary = ternary_split(fill, total, cap, t_cur) if len(horizon) == 2 else None
     lo, hi = max(0, total - cap), min(total, cap)
-    points = {decision.budget, greedy, lo, hi}
+    points = {chosen, greedy, lo, hi}
     if hi > lo:
-        step = max(1, (hi - lo) // (CURVE_POINTS - 1))
-        points.update(range(lo, hi + 1, step))
+        step_size = max(1, (hi - lo) // (CURVE_POINTS - 1))
+        points.update(range(lo, hi + 1, step_size))
     curve = tuple(
         (b, fill.prefix(b), two_step_cost(fill, b, total), fill.prefix(b) <= t_cur)
         for b in sorted(points)
     )
-    return Split(total, decision.budget, greedy, ternary, curve)
+    return Split(total, chosen, greedy, ternary, curve)
+
+
+def _handover(decision: Decision) -> str:
+    """Why the BatchConstructor did not plan ("" when it did)."""
+    step = decision.constructor
+    if step is None:
+        return "the BatchConstructor is configured off"
+    if step.plan is not None:
+        return ""
+    if step.candidate is None:
+        return "no prefill token is left for it"
+    if not step.candidate.risky:
+        return "nothing is at risk"
+    if step.promoted:
+        return "the candidate batch holds a promoted request, which the chunker serves first"
+    return "no anchor fits"
 
 
 def explain(policy: SlidingServe, state: SchedulerState) -> Explanation:
     """`policy`'s decision on `state`, with every step's numbers (module docstring)."""
-    plan, _ = policy.plan(SlidingState(), state)
-    given_up = hopeless(state, policy.config)
-    rest = without(state, given_up) if given_up else state
-    draft = prepare(policy.predictor, policy.config, policy.margin, rest)
-    now, throughput = state.now, state.prefill_throughput
+    decision = policy.decide(state)
+    draft, now = decision.draft, decision.draft.now
     order = tuple(
-        Ranked(r, r.remaining_prefill, r.slack(now), _u(r, now, throughput, policy), lvl)
-        for r in draft.queue
-        for lvl in (_level(r, policy, now, throughput),)
+        Ranked(r.request, r.request.remaining_prefill, r.request.slack(now), r.urgency, r.level)
+        for r in decision.ranks
     )
-    t_cur, t_next = _bindings(draft)
-    candidate = check_violations(draft.fill, draft.queue, draft.cap, now, draft.margin)
-    anchors: tuple[AnchorWork, ...] = ()
-    if policy.config.constructor and draft.cap > 0 and candidate.risky:
-        anchors = tuple(
-            _anchor(draft, r, candidate.members, k) for k, r in enumerate(candidate.risky)
-        )
+    t_cur, t_next = _bindings(draft, decision.binders)
+    step = decision.constructor
+    candidate = None if step is None else step.candidate
+    search = None if step is None else step.search
     return Explanation(
         state=state,
         policy=policy.name,
@@ -212,13 +204,14 @@ def explain(policy: SlidingServe, state: SchedulerState) -> Explanation:
         order=order,
         t_cur=t_cur,
         t_next=t_next,
-        candidate=tuple(m.id for m in candidate.members),
-        candidate_latency=candidate.latency,
-        risky=tuple(r.id for r in candidate.risky),
-        anchors=anchors,
-        split=_split(draft, draft.fill) if plan.path == "chunker" else None,
-        plan=plan,
-        given_up=given_up,
+        candidate=() if candidate is None else tuple(m.id for m in candidate.members),
+        candidate_latency=None if candidate is None else candidate.latency,
+        risky=() if candidate is None else tuple(r.id for r in candidate.risky),
+        anchors=() if search is None else tuple(_work(a, search.best) for a in search.attempts),
+        split=_split(draft, decision.chunker),
+        plan=decision.plan,
+        given_up=decision.given_up,
+        handover=_handover(decision),
     )
 
 
@@ -228,8 +221,3 @@ def sliding_of(policy: object) -> SlidingServe | None:
     if isinstance(policy, Online):
         policy = policy.inner
     return policy if isinstance(policy, SlidingServe) else None
-
-
-def _u(request: Request, now: float, throughput: float, policy: SlidingServe) -> float:
-    r, d, epsilon = request.remaining_prefill, request.deadline, policy.config.epsilon
-    return urgency(r, d, now, throughput, epsilon)

@@ -225,12 +225,17 @@ def print_explanation(found: Explanation) -> None:
             markup=False,
         )
     say("\n3. The violation check", style="bold")
-    say(
-        f"   candidate batch (the ordered queue up to the cap): "
-        f"{', '.join(found.candidate) or 'none'}; T̂_full = {_ms(found.candidate_latency)}; "
-        f"at risk (0 < s_i < m·T̂_full): {', '.join(found.risky) or 'none'}",
-        markup=False,
-    )
+    if found.candidate_latency is None:
+        say(f"   not run: {found.handover}", markup=False)
+    else:
+        say(
+            f"   candidate batch (the ordered queue up to the cap): "
+            f"{', '.join(found.candidate) or 'none'}; T̂_full = {_ms(found.candidate_latency)}; "
+            f"at risk (0 < s_i < m·T̂_full): {', '.join(found.risky) or 'none'}",
+            markup=False,
+        )
+    if found.risky and found.handover:
+        say(f"   the BatchConstructor passes: {found.handover}", markup=False)
     if found.anchors:
         _anchors(found)
     if found.split is not None:
@@ -239,7 +244,9 @@ def print_explanation(found: Explanation) -> None:
 
 
 def _order(found: Explanation) -> None:
-    console.print("\n1. MLPS order (eq. 10–16)", style="bold")
+    edf = any(row.level == "edf" for row in found.order)
+    title = "EDF order (earliest TTFT deadline first)" if edf else "MLPS order (eq. 10–16)"
+    console.print(f"\n1. {title}", style="bold")
     table = Table(box=None, pad_edge=False)
     for column in ("#", "request", "r_i", "slack", "u_i", "level"):
         table.add_column(column, justify="right" if column != "level" else "left")
@@ -253,6 +260,8 @@ def _order(found: Explanation) -> None:
             row.level,
         )
     console.print(table)
+    if edf:
+        return
     console.print(
         "   key (1 − g, late, 1 − e, r): protected first, live before late, urgent "
         "(u = r / (ρ·max(s, ε)) > α) before calm, then least remaining prefill",

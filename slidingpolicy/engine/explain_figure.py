@@ -18,6 +18,8 @@ LEVEL_COLOURS = {
     "urgent": "#c44e52",
     "calm": "#4c72b0",
     "late": "#999999",
+    "shed": "#cccccc",
+    "edf": "#55a868",
 }
 
 
@@ -38,8 +40,8 @@ def _order(axis: Axes, found: Explanation) -> None:
             va="center",
             fontsize=8,
         )
-    for level, colour in LEVEL_COLOURS.items():
-        axis.bar(0, 0, color=colour, label=level)
+    for level in dict.fromkeys(r.level for r in rows):
+        axis.bar(0, 0, color=LEVEL_COLOURS[level], label=level)
     axis.legend(fontsize=8, loc="lower right")
     axis.set_xlabel("remaining prefill r_i (tokens)")
     axis.set_title("1. MLPS order (eq. 10–16), first on top")

@@ -1,6 +1,7 @@
-"""SlidingServe (Fig. 3) as a chain of stages: prepare the draft (admit, order, price), then
-the BatchConstructor's stage when a request is at risk, else the SlidingChunker's; with a
-give-up delay, the hopeless requests are given up first (`stages.give_up`)."""
+"""SlidingServe (Fig. 3) as a chain of stages (`stages.decision`): prepare the draft (admit,
+order, price), then the BatchConstructor's stage when a request is at risk, else the
+SlidingChunker's; with a give-up delay, the hopeless requests are given up first
+(`stages.give_up`). `decide` keeps what each stage found; `plan` is its plan."""
 
 from __future__ import annotations
 
@@ -14,10 +15,7 @@ from slidingpolicy.records.config import SlidingConfig
 from slidingpolicy.records.plan import BatchPlan
 from slidingpolicy.records.request import Request
 from slidingpolicy.records.state import SchedulerState
-from slidingpolicy.stages.chunk import chunk_stage
-from slidingpolicy.stages.construct import construct_stage
-from slidingpolicy.stages.draft import Stage, first_plan, prepare
-from slidingpolicy.stages.give_up import hopeless, without
+from slidingpolicy.stages import decision
 
 
 @attrs.frozen(slots=True)
@@ -54,22 +52,18 @@ class SlidingServe:
         """Nothing to remember."""
         return SlidingState()
 
-    @property
-    def stages(self) -> tuple[Stage, ...]:
-        """The stages before the chunker: the BatchConstructor's, unless configured off."""
-        return (construct_stage,) if self.config.constructor else ()
+    def decide(self, state: SchedulerState) -> decision.Decision:
+        """This policy's decision on `state` with everything its stages found, each request's
+        MLPS level and the decodes that set the window included; its `plan` is `plan`'s."""
+        _validate.instance(f"policy {self.name!r}", "state", state, SchedulerState)
+        return decision.decide(self.predictor, self.config, self.margin, state, record=True)
 
     def plan(self, pstate: SlidingState, state: SchedulerState) -> tuple[BatchPlan, SlidingState]:
-        """One iteration of Fig. 3: prepare the draft, then its stages, the chunker last; the
-        requests given up, if any, named in the plan and left out of the state it plans on."""
+        """One iteration of Fig. 3 (`stages.decision.decide`, recording nothing more than the
+        plan needs): the requests given up, if any, named in the plan."""
         _validate.instance(f"policy {self.name!r}", "pstate", pstate, SlidingState)
         _validate.instance(f"policy {self.name!r}", "state", state, SchedulerState)
-        given_up = hopeless(state, self.config)
-        if given_up:
-            state = without(state, given_up)
-        draft = prepare(self.predictor, self.config, self.margin, state)
-        plan = first_plan(self.stages, chunk_stage, draft)
-        return (attrs.evolve(plan, given_up=given_up) if given_up else plan), pstate
+        return decision.decide(self.predictor, self.config, self.margin, state).plan, pstate
 
     def observe(
         self, pstate: SlidingState, state: SchedulerState, plan: BatchPlan, latency: float

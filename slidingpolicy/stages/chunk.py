@@ -16,10 +16,12 @@ from slidingpolicy.stages.draft import Draft
 
 @attrs.frozen(slots=True)
 class ChunkDecision:
-    """B* (prefill tokens now) and B_Σ (the window's budget); B_Σ = B* without a window."""
+    """B* (prefill tokens now), B_Σ (the window's budget) and `greedy`, TimeToBudget(T_cur)
+    (eq. 3), the greedy single step; B_Σ = greedy = B* without a window or without D_safe."""
 
     budget: int
     budget_sum: int
+    greedy: int
 
 
 def sliding_chunk(
@@ -41,19 +43,19 @@ def sliding_chunk(
     _check_chunk_arguments(fill, horizon, cap, config)
     if not horizon:
         budget = min(cap, fill.total)
-        return ChunkDecision(budget, budget)
+        return ChunkDecision(budget, budget, budget)
     t_cur = horizon[0]
     window = len(horizon)
     now = fill_budget(fill, t_cur, cap)
     if window == 1 or now == fill.total:
-        return ChunkDecision(now, now)
+        return ChunkDecision(now, now, now)
     budget_sum = fill_budget(fill, horizon[-1], window * cap)
     if window > 2:
         budget = window_split(fill, budget_sum, cap, t_cur, window)
     else:
         split = exact_split if config.split_search == "exact" else ternary_split
         budget = split(fill, budget_sum, cap, t_cur)
-    return ChunkDecision(budget if budget > 0 else now, budget_sum)
+    return ChunkDecision(budget if budget > 0 else now, budget_sum, now)
 
 
 def _check_chunk_arguments(fill: object, horizon: object, cap: object, config: object) -> None:
@@ -68,7 +70,17 @@ def _check_chunk_arguments(fill: object, horizon: object, cap: object, config: o
     _validate.instance(where, "config", config, SlidingConfig)
 
 
-def chunk_stage(draft: Draft) -> BatchPlan:
+@attrs.frozen(slots=True)
+class ChunkerStep:
+    """What the SlidingChunker's stage found: the deadlines it planned against, W_j / m
+    (empty without D_safe), its `ChunkDecision` and its plan."""
+
+    horizon: tuple[float, ...]
+    decision: ChunkDecision
+    plan: BatchPlan
+
+
+def chunk_stage(draft: Draft) -> ChunkerStep:
     """The SlidingChunker's stage (Fig. 3): the admitted decodes plus a greedy fill of B*
     tokens down the ordered queue, B* planned against the window's deadlines over m."""
     horizon = tuple(w / draft.margin for w in draft.horizon)
@@ -79,6 +91,7 @@ def chunk_stage(draft: Draft) -> BatchPlan:
         budget_sum=decision.budget_sum,
         margin=draft.margin,
     )
-    return greedy_plan(
+    plan = greedy_plan(
         draft.fill, draft.admission, draft.queue, decision.budget, PlanPath.CHUNKER, diagnostics
     )
+    return ChunkerStep(horizon, decision, plan)

@@ -12,7 +12,7 @@ from slidingpolicy.pricing.queue import PricedQueue
 from slidingpolicy.records.plan import BatchPlan, Diagnostics, PlanPath
 from slidingpolicy.records.request import Request
 from slidingpolicy.stages.assemble import assemble
-from slidingpolicy.stages.check import check_violations
+from slidingpolicy.stages.check import CandidateBatch, check_violations
 from slidingpolicy.stages.draft import Draft
 from slidingpolicy.stages.knapsack import knapsack, max_count
 from slidingpolicy.stages.order import promotion_line
@@ -20,7 +20,8 @@ from slidingpolicy.stages.order import promotion_line
 
 @attrs.frozen(slots=True)
 class Construction:
-    """The chosen batch: the anchor and every prefill that finishes with it (Y_a of eq. 21)."""
+    """The chosen batch: the anchor and every prefill that finishes with it (Y_a of eq. 21);
+    `worth` holds v_j of each item of S_a, in the pool's order (eq. 18)."""
 
     anchor: Request
     chosen: tuple[Request, ...]
@@ -29,6 +30,7 @@ class Construction:
     repaired: bool
     value: float
     position: int
+    worth: tuple[float, ...] = ()
 
     @property
     def rank(self) -> tuple[int, float, int, int]:
@@ -127,6 +129,7 @@ def choose(base: PricedQueue, anchor: Anchor, now: float) -> Construction | None
         repaired=repaired,
         value=sum(worth[i] for i in order),
         position=anchor.position,
+        worth=tuple(worth),
     )
 
 
@@ -151,6 +154,69 @@ def _check_construct_arguments(
     _arguments.margin(where, margin)
 
 
+@attrs.frozen(slots=True)
+class Attempt:
+    """One risky anchor as the search met it: T_a and C_a (eq. 17); the `Anchor` when it
+    passed the skip rules, else None; whether it was `solved` (the branch and bound stops
+    before an anchor whose bound cannot reach the best |Y| found) and its verified Y_a."""
+
+    request: Request
+    limit: float
+    capacity: int
+    anchor: Anchor | None
+    solved: bool
+    built: Construction | None
+
+
+@attrs.frozen(slots=True)
+class AnchorSearch:
+    """The best Y_a by eq. 21 (None when no anchor fits) and, when recorded, every risky
+    anchor in queue order (`Attempt`)."""
+
+    best: Construction | None
+    attempts: tuple[Attempt, ...] = ()
+
+
+def search_anchors(
+    base: PricedQueue,
+    members: Sequence[Request],
+    risky: Sequence[Request],
+    now: float,
+    t_cur: float | None,
+    cap: int,
+    margin: float,
+    record: bool = False,
+) -> AnchorSearch:
+    """`construct_batch` on checked arguments; with `record`, every anchor it met kept."""
+    met: list[tuple[Request, float, int, Anchor | None]] = []
+    capacities: dict[float, int] = {}
+    for position, request in enumerate(risky):
+        slack = request.slack(now)
+        limit = (slack if t_cur is None else min(slack, t_cur)) / margin
+        if limit not in capacities:
+            capacities[limit] = fill_budget(base, limit, cap)
+        capacity = capacities[limit]
+        anchor = admit_anchor(base, request, members, now, limit, capacity, position)
+        met.append((request, limit, capacity, anchor))
+    admitted = [anchor for *_, anchor in met if anchor is not None]
+    admitted.sort(key=lambda a: (-a.bound, a.position))
+    best: Construction | None = None
+    solved: dict[int, Construction | None] = {}
+    for anchor in admitted:
+        if best is not None and anchor.bound < len(best.chosen):
+            break
+        built = solved[anchor.position] = choose(base, anchor, now)
+        if built is not None and (best is None or built.rank > best.rank):
+            best = built
+    if not record:
+        return AnchorSearch(best)
+    attempts = tuple(
+        Attempt(request, limit, capacity, anchor, position in solved, solved.get(position))
+        for position, (request, limit, capacity, anchor) in enumerate(met)
+    )
+    return AnchorSearch(best, attempts)
+
+
 def construct_batch(
     base: PricedQueue,
     members: Sequence[Request],
@@ -170,47 +236,45 @@ def construct_batch(
     to the anchor earlier in queue order.
     """
     _check_construct_arguments(base, members, risky, now, t_cur, cap, margin)
-    admitted = []
-    capacities: dict[float, int] = {}
-    for position, request in enumerate(risky):
-        slack = request.slack(now)
-        limit = (slack if t_cur is None else min(slack, t_cur)) / margin
-        if limit not in capacities:
-            capacities[limit] = fill_budget(base, limit, cap)
-        anchor = admit_anchor(base, request, members, now, limit, capacities[limit], position)
-        if anchor is not None:
-            admitted.append(anchor)
-    admitted.sort(key=lambda a: (-a.bound, a.position))
-    best: Construction | None = None
-    for anchor in admitted:
-        if best is not None and anchor.bound < len(best.chosen):
-            break
-        built = choose(base, anchor, now)
-        if built is not None and (best is None or built.rank > best.rank):
-            best = built
-    return best
+    return search_anchors(base, members, risky, now, t_cur, cap, margin).best
 
 
-def construct_stage(draft: Draft) -> BatchPlan | None:
+@attrs.frozen(slots=True)
+class ConstructorStep:
+    """What the BatchConstructor's stage found: the violation check's candidate batch (None
+    when no prefill token is left), whether that batch holds a `promoted` request, the
+    anchors it searched (None when it searched none) and its plan (None: it passed)."""
+
+    candidate: CandidateBatch | None = None
+    promoted: bool = False
+    search: AnchorSearch | None = None
+    plan: BatchPlan | None = None
+
+
+NO_ROOM = ConstructorStep()
+"""The stage with no prefill token left: nothing checked, nothing planned."""
+
+
+def construct_stage(draft: Draft) -> ConstructorStep:
     """The BatchConstructor's stage (Fig. 3, Alg. 3): when the candidate batch puts a request
-    at risk (the violation check), the best verified Y_a; None when nothing is at risk or no
-    anchor fits, or when the candidate batch holds a promoted request
+    at risk (the violation check), the best verified Y_a; no plan when nothing is at risk or
+    no anchor fits, or when the candidate batch holds a promoted request
     (`stages.order.promotion_line`: the chunker serves those first, in order), to leave the
     iteration to the chunker."""
     now, cap, margin = draft.now, draft.cap, draft.margin
     if cap <= 0:
-        return None
+        return NO_ROOM
     candidate = check_violations(draft.fill, draft.queue, cap, now, margin)
     if not candidate.risky:
-        return None
+        return ConstructorStep(candidate)
     promoted = promotion_line(draft.config, now)
     if any(r.deadline <= promoted for r in candidate.members):
-        return None
-    built = construct_batch(
-        draft.fill, candidate.members, candidate.risky, now, draft.t_cur, cap, margin
-    )
+        return ConstructorStep(candidate, promoted=True)
+    members, risky = candidate.members, candidate.risky
+    search = search_anchors(draft.fill, members, risky, now, draft.t_cur, cap, margin, draft.record)
+    built = search.best
     if built is None:
-        return None
+        return ConstructorStep(candidate, search=search)
     diagnostics = Diagnostics(
         t_cur=draft.t_cur,
         t_next=draft.t_next,
@@ -222,4 +286,5 @@ def construct_stage(draft: Draft) -> BatchPlan | None:
         margin=margin,
     )
     prefills = [(r, r.remaining_prefill) for r in built.chosen]
-    return assemble(draft.admission, prefills, PlanPath.CONSTRUCTOR, built.latency, diagnostics)
+    plan = assemble(draft.admission, prefills, PlanPath.CONSTRUCTOR, built.latency, diagnostics)
+    return ConstructorStep(candidate, False, search, plan)

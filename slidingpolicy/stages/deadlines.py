@@ -28,3 +28,16 @@ def window_deadlines(decodes: Sequence[Request], now: float, window: int) -> tup
     if not earliest:
         return ()
     return tuple(min(d - now + j * tbt for tbt, d in earliest.items()) for j in range(window))
+
+
+def binding_decodes(decodes: Sequence[Request], now: float, window: int) -> tuple[str, ...]:
+    """The id of the decode that sets each W_j of `window_deadlines` (the same sum, so the
+    same float), the least id among ties; empty when D_safe is."""
+    safe = [d for d in decodes if d.deadline > now]
+    if not safe:
+        return ()
+
+    def binder(j: int) -> str:
+        return min(safe, key=lambda d: (d.deadline - now + j * d.tbt_slo, d.id)).id
+
+    return tuple(binder(j) for j in range(window))

@@ -1,20 +1,15 @@
-"""The draft of a plan: what every stage of SlidingServe reads, prepared once per iteration.
-
-A plan is composed of stages: each `Stage` looks at the draft and either returns the plan or
-passes (None) to the next, and a `FinalStage` always plans — the way the paper's overview routes
-an iteration to the BatchConstructor or, failing that, to the SlidingChunker.
-"""
+"""The draft of a plan: what every stage of SlidingServe reads, prepared once per iteration
+(`stages.decision` chains the stages over it)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable
 
 import attrs
 
 from slidingpolicy.pricing.model import LatencyPredictor
 from slidingpolicy.pricing.queue import PricedQueue
 from slidingpolicy.records.config import SlidingConfig
-from slidingpolicy.records.plan import BatchPlan
 from slidingpolicy.records.request import Request
 from slidingpolicy.records.state import SchedulerState
 from slidingpolicy.stages.admit import Admission, admit, kv_admitted
@@ -25,7 +20,8 @@ from slidingpolicy.stages.order import mlps_head
 @attrs.frozen(slots=True)
 class Draft:
     """The admitted decodes, the head of the ordered queue (what the window can run) priced
-    beside them, the window's deadlines W_1..W_k (eq. 7–8) and the latency margin m."""
+    beside them, the window's deadlines W_1..W_k (eq. 7–8) and the latency margin m;
+    `record` asks the stages to keep what only a reader needs (`stages.decision`)."""
 
     now: float
     config: SlidingConfig
@@ -34,6 +30,7 @@ class Draft:
     fill: PricedQueue
     horizon: tuple[float, ...]
     margin: float
+    record: bool = False
 
     @property
     def cap(self) -> int:
@@ -52,7 +49,11 @@ class Draft:
 
 
 def prepare(
-    predictor: LatencyPredictor, config: SlidingConfig, margin: float, state: SchedulerState
+    predictor: LatencyPredictor,
+    config: SlidingConfig,
+    margin: float,
+    state: SchedulerState,
+    record: bool = False,
 ) -> Draft:
     """Admit the decodes, order the head of the queue (MLPS or EDF), price it, and set the
     window."""
@@ -67,20 +68,4 @@ def prepare(
     queue = mlps_head(state, config, reach, startable)
     fill = PricedQueue.of(predictor, admission.decodes, queue, reach=reach)
     horizon = window_deadlines(admission.decodes, now, config.window)
-    return Draft(now, config, admission, tuple(queue), fill, horizon, margin)
-
-
-Stage = Callable[[Draft], BatchPlan | None]
-"""A stage of a plan: the plan, or None to leave the iteration to the next stage."""
-
-FinalStage = Callable[[Draft], BatchPlan]
-"""The stage that ends a chain: it always plans."""
-
-
-def first_plan(stages: Sequence[Stage], final: FinalStage, draft: Draft) -> BatchPlan:
-    """The plan of the first of `stages` that makes one, else the `final` stage's."""
-    for stage in stages:
-        plan = stage(draft)
-        if plan is not None:
-            return plan
-    return final(draft)
+    return Draft(now, config, admission, tuple(queue), fill, horizon, margin, record)

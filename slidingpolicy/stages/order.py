@@ -145,8 +145,56 @@ def order_candidates(
         return queue
     if config.order == "edf":
         return sorted(queue, key=deadline_key)
-    shed = burst_shed(queue, now, throughput) if config.shed_bursts else frozenset()
+    shed = shed_ids(queue, now, throughput, config)
     return sorted(queue, key=mlps_keys(now, throughput, config, shed))
+
+
+def shed_ids(
+    candidates: Sequence[Request], now: float, throughput: float, config: SlidingConfig
+) -> frozenset[str]:
+    """The ids that MLPS demotes by burst shedding (`burst_shed`) when `config.shed_bursts`
+    and there are candidates to order (two or more), else none."""
+    if not config.shed_bursts or len(candidates) < 2:
+        return frozenset()
+    return burst_shed(candidates, now, throughput)
+
+
+@attrs.frozen(slots=True)
+class Rank:
+    """A request of the ordered queue: its urgency u_i (eq. 13) and its level by K_i
+    (eq. 15), named "protected", "promoted", "late" (past d_i), "shed" (`burst_shed`),
+    "urgent" or "calm" (e_i, eq. 14); "edf" in the EDF order, which has no levels."""
+
+    request: Request
+    urgency: float
+    level: str
+
+
+def ranks(
+    queue: Sequence[Request], state: SchedulerState, config: SlidingConfig
+) -> tuple[Rank, ...]:
+    """The rank of each request of `queue`, a head of the state's candidates as `mlps_head`
+    ordered it: read off the key that ordered it (`mlps_keys`, with the shed requests)."""
+    now, throughput = state.now, state.prefill_throughput
+    shed = shed_ids(state.prefill_candidates, now, throughput, config)
+    key = mlps_keys(now, throughput, config, shed)
+    alpha, epsilon = config.urgency_threshold, config.epsilon
+
+    def rank(request: Request) -> Rank:
+        r, d = request.remaining_prefill, request.deadline
+        u = urgency(r, d, now, throughput, epsilon)
+        protected, stage = key(request)[:2]
+        if config.order == "edf":
+            level = "edf"
+        elif protected == 0:
+            level = "protected"
+        elif stage != LIVE:
+            level = "promoted" if stage == PROMOTED else ("shed" if request.id in shed else "late")
+        else:
+            level = "urgent" if is_urgent(r, d, now, throughput, alpha, epsilon) else "calm"
+        return Rank(request, u, level)
+
+    return tuple(map(rank, queue))
 
 
 def sort_candidates(

@@ -18,7 +18,7 @@ from slidingpolicy.policies.slidingserve import SlidingServe, SlidingState
 from slidingpolicy.pricing.budget import fill_budget
 from slidingpolicy.pricing.queue import PricedQueue
 from slidingpolicy.pricing.split import ternary_split, two_step_cost
-from slidingpolicy.records.plan import BatchPlan
+from slidingpolicy.records.plan import BatchPlan, PlanBranch
 from slidingpolicy.records.request import Request
 from slidingpolicy.records.state import SchedulerState
 from slidingpolicy.stages.check import check_violations
@@ -189,7 +189,7 @@ def explain(policy: SlidingServe, state: SchedulerState) -> Explanation:
     plan, _ = policy.plan(SlidingState(), state)
     given_up = hopeless(state, policy.config)
     rest = without(state, given_up) if given_up else state
-    draft = prepare(policy.predictor, policy.config, policy.margin, rest)
+    draft = prepare(policy.predictor, policy.config, policy.margin, rest, policy.name)
     now, throughput = state.now, state.prefill_throughput
     order = tuple(
         Ranked(r, r.remaining_prefill, r.slack(now), _u(r, now, throughput, policy), lvl)
@@ -216,7 +216,7 @@ def explain(policy: SlidingServe, state: SchedulerState) -> Explanation:
         candidate_latency=candidate.latency,
         risky=tuple(r.id for r in candidate.risky),
         anchors=anchors,
-        split=_split(draft, draft.fill) if plan.path == "chunker" else None,
+        split=_split(draft, draft.fill) if plan.branch is PlanBranch.CHUNKER else None,
         plan=plan,
         given_up=given_up,
     )

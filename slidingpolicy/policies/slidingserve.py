@@ -67,7 +67,7 @@ class SlidingServe:
         given_up = hopeless(state, self.config)
         if given_up:
             state = without(state, given_up)
-        draft = prepare(self.predictor, self.config, self.margin, state)
+        draft = prepare(self.predictor, self.config, self.margin, state, self.name)
         plan = first_plan(self.stages, chunk_stage, draft)
         return (attrs.evolve(plan, given_up=given_up) if given_up else plan), pstate
 

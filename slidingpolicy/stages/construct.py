@@ -9,7 +9,7 @@ import attrs
 from slidingpolicy import _arguments, _validate
 from slidingpolicy.pricing.budget import fill_budget
 from slidingpolicy.pricing.queue import PricedQueue
-from slidingpolicy.records.plan import BatchPlan, Diagnostics, PlanPath
+from slidingpolicy.records.plan import BatchPlan, Diagnostics, PlanBranch
 from slidingpolicy.records.request import Request
 from slidingpolicy.stages.assemble import assemble
 from slidingpolicy.stages.check import check_violations
@@ -222,4 +222,5 @@ def construct_stage(draft: Draft) -> BatchPlan | None:
         margin=margin,
     )
     prefills = [(r, r.remaining_prefill) for r in built.chosen]
-    return assemble(draft.admission, prefills, PlanPath.CONSTRUCTOR, built.latency, diagnostics)
+    branch, policy = PlanBranch.CONSTRUCTOR, draft.policy
+    return assemble(draft.admission, prefills, branch, policy, built.latency, diagnostics)

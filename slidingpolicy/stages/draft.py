@@ -25,7 +25,8 @@ from slidingpolicy.stages.order import mlps_head
 @attrs.frozen(slots=True)
 class Draft:
     """The admitted decodes, the head of the ordered queue (what the window can run) priced
-    beside them, the window's deadlines W_1..W_k (eq. 7–8) and the latency margin m."""
+    beside them, the window's deadlines W_1..W_k (eq. 7–8), the latency margin m, and the
+    name of the policy whose plan it drafts."""
 
     now: float
     config: SlidingConfig
@@ -34,6 +35,7 @@ class Draft:
     fill: PricedQueue
     horizon: tuple[float, ...]
     margin: float
+    policy: str
 
     @property
     def cap(self) -> int:
@@ -52,10 +54,14 @@ class Draft:
 
 
 def prepare(
-    predictor: LatencyPredictor, config: SlidingConfig, margin: float, state: SchedulerState
+    predictor: LatencyPredictor,
+    config: SlidingConfig,
+    margin: float,
+    state: SchedulerState,
+    policy: str,
 ) -> Draft:
     """Admit the decodes, order the head of the queue (MLPS or EDF), price it, and set the
-    window."""
+    window, for the plan of the policy named `policy`."""
     now = state.now
     admission = admit(state, config.max_batch_tokens)
     reach = config.window * admission.prefill_cap
@@ -67,7 +73,7 @@ def prepare(
     queue = mlps_head(state, config, reach, startable)
     fill = PricedQueue.of(predictor, admission.decodes, queue, reach=reach)
     horizon = window_deadlines(admission.decodes, now, config.window)
-    return Draft(now, config, admission, tuple(queue), fill, horizon, margin)
+    return Draft(now, config, admission, tuple(queue), fill, horizon, margin, policy)
 
 
 Stage = Callable[[Draft], BatchPlan | None]

@@ -34,7 +34,7 @@ def test_the_explained_plan_is_the_policys_and_its_steps_agree_with_it(
     if found.split is not None:
         assert found.split.chosen == prefill
         assert found.split.budget_sum == plan.diagnostics.budget_sum
-    if plan.path == "constructor":
+    if plan.branch == "constructor":
         best = [w for w in found.anchors if w.anchor == plan.diagnostics.anchor]
         assert best
         assert set(best[0].chosen) == {r for r in plan.tokens_of() if r not in found.decodes}
@@ -68,7 +68,7 @@ def test_the_scene_example_is_the_docs_worked_example() -> None:
     assert found.risky == ("r1",)
     (work,) = found.anchors
     assert (work.capacity, work.chosen) == (1060, ("r1",))
-    assert found.plan.path == "constructor"
+    assert found.plan.branch == "constructor"
 
 
 def test_the_readme_example_is_the_readmes_state() -> None:

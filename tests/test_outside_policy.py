@@ -134,7 +134,9 @@ def test_a_plugin_that_cannot_be_imported_is_named(plugin: str, needle: str) -> 
 
 
 @pytest.fixture
-def installed(own_registry: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+def installed(
+    own_registry: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[None]:
     """A distribution on `sys.path` offering the example and a module that registers nothing
     as entry points of `slidingpolicy.policies`, as ``pip install`` would."""
     site = tmp_path / "site"
@@ -151,7 +153,8 @@ def installed(own_registry: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatc
 
 @pytest.mark.usefixtures("installed")
 def test_an_installed_entry_point_is_named_at_once_and_loaded_when_looked_up() -> None:
-    assert NAME in names() and "ghost" in names()
+    assert NAME in names()
+    assert "ghost" in names()
     assert NAME not in registry._REGISTRY
     assert by_name(NAME, default_predictor()).name == NAME
     assert NAME in registry._REGISTRY
@@ -163,11 +166,10 @@ def test_an_installed_entry_point_is_named_at_once_and_loaded_when_looked_up() -
 
 @pytest.mark.usefixtures("example")
 def test_it_serves_the_shortest_prefills_first_within_its_budget() -> None:
-    slo = {"ttft_slo": 3.0, "tbt_slo": 0.1}
     waiting = (
-        Request("long", 0.0, 900, 0, 0, **slo),
-        Request("short", 0.5, 100, 0, 0, **slo),
-        Request("middle", 0.2, 400, 0, 0, **slo),
+        Request("long", 0.0, 900, 0, 0, 3.0, 0.1),
+        Request("short", 0.5, 100, 0, 0, 3.0, 0.1),
+        Request("middle", 0.2, 400, 0, 0, 3.0, 0.1),
     )
     state = SchedulerState(1.0, waiting, 8000.0)
     policy = by_name(NAME, default_predictor())
@@ -189,7 +191,8 @@ def test_every_plan_keeps_the_invariants_and_serves_prefills_shortest_first(
     policy = by_name(NAME, default_predictor())
     plan, _ = policy.plan(policy.init(), state)
     assert check_plan(state, plan, token_budget=policy.token_budget) == []
-    assert plan.branch in ("whole", "idle") and plan.policy == NAME
+    assert plan.branch in ("whole", "idle")
+    assert plan.policy == NAME
     prefills = [state.request(a.request_id) for a in plan.allocations]
     keys = [remaining_key(r) for r in prefills if r is not None and not r.is_decoding]
     assert keys == sorted(keys)
@@ -207,7 +210,8 @@ def test_simulate_runs_it_by_name_and_every_plan_names_it() -> None:
         on_plan=lambda state, plan, budget: seen.append(plan),
     )
     assert not run.stalled
-    assert seen and {p.policy for p in seen} == {NAME}
+    assert seen
+    assert {p.policy for p in seen} == {NAME}
     assert {p.branch for p in seen} <= {"whole", "idle"}
 
 
@@ -218,7 +222,8 @@ def test_the_command_line_simulates_checks_and_reads_back_its_trace(
     log, out = tmp_path / "steps.jsonl", tmp_path / "out"
     args = ["simulate", "-p", NAME, "-n", "30", "--strict", "--log", str(log), "-o", str(out)]
     code, _, err = run_cli(args, capsys)
-    assert code == 2 and f"unknown policy '{NAME}'" in err
+    assert code == 2
+    assert f"unknown policy '{NAME}'" in err
     code, _, err = run_cli([*args, "--plugin", str(EXAMPLE)], capsys)
     assert code == 0, err
     lines = log.read_text().splitlines()
@@ -257,4 +262,4 @@ def test_an_adapter_config_loads_its_plugins_before_it_builds_the_policy() -> No
     assert config.plugins == (str(EXAMPLE),)
     assert config.build_policy().name == NAME
     with pytest.raises(InvalidRecordError, match="adapter config: plugins must be a list"):
-        AdapterConfig(plugins="my_policy.py")  # type: ignore[arg-type]
+        AdapterConfig(plugins="my_policy.py")

@@ -33,8 +33,8 @@ from slidingpolicy.cli.options import (
     writable_file,
     writable_folder,
 )
-from slidingpolicy.cli.plugins import PluginOpt, load_plugins
 from slidingpolicy.cli.output import can_plot, command_line, console, durations, fmt, pct, progress
+from slidingpolicy.cli.plugins import PluginOpt, load_plugins
 
 if TYPE_CHECKING:
     from slidingpolicy.engine.metrics import Metrics

@@ -47,7 +47,11 @@ def policy_options(name: str) -> tuple[OptionDoc, ...]:
     entry = entry_of(name)
     record = entry.documented_by
     meanings = field_meanings(record)
-    if isinstance(record, type) and attrs.has(record) and set(entry.options) <= set(_defaults(record)):
+    if (
+        isinstance(record, type)
+        and attrs.has(record)
+        and set(entry.options) <= set(_defaults(record))
+    ):
         defaults = {**_defaults(record), **entry.defaults}
     else:
         parameters = inspect.signature(entry.build).parameters

@@ -64,9 +64,7 @@ RESERVED = ("all", "native")
 _BUDGET = ("token_budget",)
 _REGISTRY: dict[str, Entry] = {
     "vllm": Entry(vllm, _BUDGET, "vLLM v1 default: FCFS, decodes first, 8192-token budget"),
-    "sarathi": Entry(
-        sarathi, _BUDGET, "Sarathi-Serve: FCFS, ongoing prefills first, 512 tokens"
-    ),
+    "sarathi": Entry(sarathi, _BUDGET, "Sarathi-Serve: FCFS, ongoing prefills first, 512 tokens"),
     "sarathi-edf": Entry(
         sarathi_edf, _BUDGET, "Sarathi-Serve's 512 tokens, prefills by TTFT deadline"
     ),

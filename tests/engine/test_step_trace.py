@@ -153,7 +153,8 @@ def test_a_step_written_before_plans_named_their_branch_is_read_as_its_branch(
     (sample,) = read_samples([trace]).samples
     assert (sample.chunks, sample.latency) == ((1, 256), 0.05)
     plan = parse_step(_line(plan=PLAN)).plan
-    assert plan is not None and (plan.branch, plan.policy) == ("whole", "vllm")
+    assert plan is not None
+    assert (plan.branch, plan.policy) == ("whole", "vllm")
 
 
 def test_steps_without_a_measured_batch_are_skipped_and_counted(tmp_path: Path) -> None:

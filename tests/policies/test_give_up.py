@@ -186,13 +186,17 @@ def test_check_plan_names_a_bad_give_up() -> None:
         (("p", "p"), (), "'p' is given up twice"),
         (("p",), (one,), "'p' is given up and allocated"),
     ):
-        plan = BatchPlan(allocations, PlanBranch.CHUNKER, "slidingserve", 10, 0.0, given_up=given_up)
+        plan = BatchPlan(
+            allocations, PlanBranch.CHUNKER, "slidingserve", 10, 0.0, given_up=given_up
+        )
         found = [str(v) for v in check_plan(state, plan) if v.invariant == 1]
         assert found == [f"invariant 1: {message}"]
 
 
 def test_a_plan_with_requests_given_up_round_trips_and_one_without_reads_as_before() -> None:
-    plan = BatchPlan((Allocation("a", 3),), PlanBranch.CHUNKER, "slidingserve", 3, 0.01, given_up=("b", "c"))
+    plan = BatchPlan(
+        (Allocation("a", 3),), PlanBranch.CHUNKER, "slidingserve", 3, 0.01, given_up=("b", "c")
+    )
     assert plan_from_dict(plan_to_dict(plan)) == plan
     assert "given_up" not in plan_to_dict(attrs.evolve(plan, given_up=()))
 

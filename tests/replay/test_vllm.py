@@ -92,4 +92,6 @@ def test_a_policy_arm_names_the_plugins_that_register_it_for_the_adapter() -> No
     config = json.loads(command[command.index("--additional-config") + 1])["slidingpolicy"]
     assert config["plugins"] == ["/abs/my_policy.py", "my_package.policies"]
     plain = serve_command(Path("/venv/bin/python"), Path("/m"), "m", 8001, Arm("vllm"))
-    assert "plugins" not in json.loads(plain[plain.index("--additional-config") + 1])["slidingpolicy"]
+    assert (
+        "plugins" not in json.loads(plain[plain.index("--additional-config") + 1])["slidingpolicy"]
+    )

@@ -87,7 +87,11 @@ def test_a_feed_counts_plans_fallbacks_faults_and_the_margin() -> None:
     state = SchedulerState(NOW, (_request("a", 1.0),), 8000.0)
     live = {"a"}.__contains__
     faults: Counter[str] = Counter()
-    for path, margin in [(PlanBranch.CHUNKER, 1.5), (PlanBranch.CHUNKER, 1.7), (PlanBranch.IDLE, 1.2)]:
+    for path, margin in [
+        (PlanBranch.CHUNKER, 1.5),
+        (PlanBranch.CHUNKER, 1.7),
+        (PlanBranch.IDLE, 1.2),
+    ]:
         feed.decided(policy, Decision(state, _plan(state, path, margin, 0.01), None), faults, live)
     faults["policy raised E"] += 2
     feed.decided(policy, Decision(state, None, "policy raised E"), faults, live)

@@ -44,7 +44,8 @@ def test_the_scheduler_runs_a_plugins_policy_by_name(
 
     def planned(scheduler: SlidingScheduler, before: object, output: object) -> None:
         decision = scheduler.sliding_decision
-        assert decision is not None and decision.plan is not None, decision
+        assert decision is not None
+        assert decision.plan is not None, decision
         policies.add(decision.plan.policy)
 
     requests = drive(scheduler, JOBS, asynchronous=cls is AsyncSlidingScheduler, check=planned)
@@ -61,7 +62,7 @@ def test_replay_launches_vllm_with_the_plugins_policy(
     monkeypatch.setenv("SLIDINGPOLICY_VLLM_PYTHON", sys.executable)
     monkeypatch.delenv("VLLM_ENABLE_V1_MULTIPROCESSING", raising=False)
     out, traces = tmp_path / "out", tmp_path / "traces"
-    args = ["replay", "--launch", "vllm", "--shape", "opt-tiny", "--plugin", str(EXAMPLE),
+    args = ["replay", "--launch", "vllm", "--plugin", str(EXAMPLE),
             "--policies", NAME, "--workload", "cpu-mixed", "--rate", "4", "-n", "10",
             "--warmup", "1", "--timeout", "120", "--start-timeout", "400",
             "--trace-dir", str(traces), "--out", str(out)]  # fmt: skip
@@ -74,3 +75,6 @@ def test_replay_launches_vllm_with_the_plugins_policy(
     assert [r["failure"] for r in run["requests"]] == [None] * 10
     plans = [parse_step(line).plan for line in (traces / f"{NAME}.jsonl").read_text().splitlines()]
     assert {p.policy for p in plans if p is not None} == {NAME}
+    with pytest.raises(SystemExit) as checked:
+        main(["check", str(traces / f"{NAME}.jsonl")])
+    assert checked.value.code in (0, None), capsys.readouterr().out

@@ -203,7 +203,7 @@ def main() -> None:
             paths: dict[str, int] = {}
             for state in drawn[cell]:
                 chosen, _ = policy.plan(pstate, state)
-                paths[chosen.path] = paths.get(chosen.path, 0) + 1
+                paths[chosen.branch] = paths.get(chosen.branch, 0) + 1
                 times += measure(partial(policy.plan, pstate, state), args.repeats)
             label = "constructor" if risky else "chunker"
             seen = ",".join(f"{k}:{v}" for k, v in sorted(paths.items()))
@@ -232,7 +232,7 @@ def time_run_states(chosen: Sequence[str], states: Sequence[SchedulerState]) -> 
         paths: dict[str, int] = {}
         for state in states:
             chosen_plan, _ = policy.plan(pstate, state)
-            paths[chosen_plan.path] = paths.get(chosen_plan.path, 0) + 1
+            paths[chosen_plan.branch] = paths.get(chosen_plan.branch, 0) + 1
             times += measure(partial(policy.plan, pstate, state), 5)
         seen = ",".join(f"{k}:{v}" for k, v in sorted(paths.items()))
         print(

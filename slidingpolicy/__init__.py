@@ -18,7 +18,9 @@ from slidingpolicy.policies import (
     SlidingServe,
     SlidingState,
     by_name,
+    load_plugins,
     names,
+    register,
 )
 from slidingpolicy.policy import DecodeRunObserver, Policy
 from slidingpolicy.predictors import default_predictor
@@ -28,7 +30,7 @@ from slidingpolicy.pricing.queue import PricedQueue
 from slidingpolicy.pricing.throughput import next_throughput
 from slidingpolicy.records.candidates import CandidateQueue
 from slidingpolicy.records.config import SlidingConfig
-from slidingpolicy.records.plan import Allocation, BatchPlan, Diagnostics, PlanPath
+from slidingpolicy.records.plan import Allocation, BatchPlan, Diagnostics, PlanBranch
 from slidingpolicy.records.request import Phase, Request
 from slidingpolicy.records.slo import SLO_KEYS, Slo, check_slo_value, read_slo
 from slidingpolicy.records.state import SchedulerState
@@ -49,7 +51,7 @@ __all__ = [
     "Online",
     "OnlineConfig",
     "Phase",
-    "PlanPath",
+    "PlanBranch",
     "Policy",
     "PredictorFormatError",
     "PricedQueue",
@@ -69,9 +71,11 @@ __all__ = [
     "check_slo_value",
     "construct_batch",
     "default_predictor",
+    "load_plugins",
     "names",
     "next_throughput",
     "read_slo",
+    "register",
     "sliding_chunk",
     "sort_candidates",
     "time_to_budget",

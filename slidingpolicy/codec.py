@@ -6,6 +6,9 @@ Diagnostics that do not apply are null; `token_budget` must be present (null: th
 none, and invariant 4 is not checked); `plan` may be null for a step the engine scheduled
 without a plan (`check` counts and skips it); other keys are ignored. docs/checker.md
 describes every field.
+
+A plan names its `branch` and its `policy`. Lines written before it did name one `path`
+instead, a branch of SlidingServe or a baseline's name (`LEGACY_PATHS`); they still parse.
 """
 
 from __future__ import annotations
@@ -17,13 +20,23 @@ import attrs
 
 from slidingpolicy._parse import json_problem, parse_json
 from slidingpolicy.errors import SlidingPolicyError
-from slidingpolicy.records.plan import Allocation, BatchPlan, Diagnostics
+from slidingpolicy.records.plan import Allocation, BatchPlan, Diagnostics, PlanBranch
 from slidingpolicy.records.request import Request
 from slidingpolicy.records.state import SchedulerState
 
 
 class CodecError(SlidingPolicyError):
     """A JSON document does not describe the record it should; the message names the field."""
+
+
+LEGACY_PATHS: dict[str, tuple[PlanBranch, str]] = {
+    "chunker": (PlanBranch.CHUNKER, ""),
+    "constructor": (PlanBranch.CONSTRUCTOR, ""),
+    "idle": (PlanBranch.IDLE, ""),
+    **{name: (PlanBranch.WHOLE, name) for name in ("vllm", "sarathi", "sarathi-edf", "qoserve")},
+}
+"""The (branch, policy) of each `path` a plan of an older line holds: SlidingServe's branches,
+whose variant the line did not name (policy ""), and the baselines, each the whole plan."""
 
 
 def request_to_dict(request: Request) -> dict[str, Any]:
@@ -56,7 +69,8 @@ def plan_to_dict(plan: BatchPlan) -> dict[str, Any]:
     d = plan.diagnostics
     return {
         "allocations": [[a.request_id, a.tokens] for a in plan.allocations],
-        "path": plan.path,
+        "branch": plan.branch,
+        "policy": plan.policy,
         "prefill_budget": plan.prefill_budget,
         "predicted_latency": plan.predicted_latency,
         "diagnostics": {
@@ -136,9 +150,11 @@ def plan_from_dict(data: Any, where: str = "plan") -> BatchPlan:
         diagnostics = Diagnostics(**raw)
     except TypeError as error:
         raise CodecError(f"{where}.diagnostics: {error}") from None
+    branch, policy = _branch_and_policy(fields, where)
     return BatchPlan(
         allocations=tuple(allocations),
-        path=_field(fields, "path", where),
+        branch=branch,
+        policy=policy,
         prefill_budget=_field(fields, "prefill_budget", where),
         predicted_latency=_field(fields, "predicted_latency", where),
         diagnostics=diagnostics,
@@ -146,6 +162,18 @@ def plan_from_dict(data: Any, where: str = "plan") -> BatchPlan:
         deferred=tuple(_list(fields.get("deferred", []), f"{where}.deferred")),
         given_up=tuple(_list(fields.get("given_up", []), f"{where}.given_up")),
     )
+
+
+def _branch_and_policy(fields: dict[str, Any], where: str) -> tuple[Any, Any]:
+    """A plan's branch and policy: its own fields (the policy "" when absent), or what an older
+    line's `path` stands for (`LEGACY_PATHS`)."""
+    if "branch" in fields or "path" not in fields:
+        return _field(fields, "branch", where), fields.get("policy", "")
+    path = fields["path"]
+    legacy = LEGACY_PATHS.get(path) if isinstance(path, str) else None
+    if legacy is None:
+        raise CodecError(f"{where}: path={path!r} is not one of {', '.join(LEGACY_PATHS)}")
+    return legacy
 
 
 def log_line(state: SchedulerState, plan: BatchPlan, token_budget: int | None) -> str:

@@ -19,14 +19,22 @@ import attrs
 
 from slidingpolicy import _validate
 from slidingpolicy.errors import InvalidRecordError, PolicyLabelError
-from slidingpolicy.policies import by_name
+from slidingpolicy.policies import by_name, load_plugins
 from slidingpolicy.policies.labels import parse_label
 from slidingpolicy.policy import Policy
 from slidingpolicy.predictors import default_predictor
 from slidingpolicy.pricing import LatencyPredictor
-from slidingpolicy.records.plan import Allocation, BatchPlan, PlanPath
+from slidingpolicy.records.plan import Allocation, BatchPlan, PlanBranch
 from slidingpolicy.records.slo import Slo
 from slidingpolicy.records.state import SchedulerState
+
+
+def _plugins(value: object) -> tuple[str, ...]:
+    if isinstance(value, (list, tuple)) and all(isinstance(p, str) and p for p in value):
+        return tuple(value)
+    raise InvalidRecordError(
+        "adapter config", "plugins", f"must be a list of modules or .py files, got {value!r}"
+    )
 
 
 def _options(value: object) -> MappingProxyType[str, Any]:
@@ -52,6 +60,9 @@ class AdapterConfig:
       plan breaks an invariant.
     - `trace`: a JSONL file for one line per step (`slidingpolicy.step_trace`), read by
       `slidingpolicy check` and `fit --trace`.
+    - `plugins`: modules (``my_package.policies``) or Python files (an absolute path ending in
+      .py) imported before `policy` is looked up, whose import registers policies of your
+      own (`slidingpolicy.load_plugins`; an installed entry point needs none).
     """
 
     RECORD: ClassVar[str] = "adapter config"
@@ -64,6 +75,7 @@ class AdapterConfig:
     prefill_throughput: float = 8000.0
     check_plans: bool = True
     trace: str | None = None
+    plugins: tuple[str, ...] = attrs.field(default=(), converter=_plugins)
 
     def __attrs_post_init__(self) -> None:
         record = self.RECORD
@@ -118,7 +130,9 @@ class AdapterConfig:
         return LatencyPredictor.load(path)
 
     def build_policy(self) -> Policy[Any]:
-        """The registered policy `policy` over the predictor, with `options` passed by name."""
+        """The registered policy `policy` over the predictor, with `options` passed by name,
+        once `plugins` are loaded."""
+        load_plugins(self.plugins)
         return by_name(self.policy, self.load_predictor(), **self.options)
 
 
@@ -142,7 +156,7 @@ def executed_plan(
         )
         if not request.is_decoding:
             prefill += tokens
-    base = plan if plan is not None else BatchPlan((), PlanPath.VLLM, 0, 0.0)
+    base = plan if plan is not None else BatchPlan((), PlanBranch.WHOLE, "", 0, 0.0)
     executed = attrs.evolve(base, allocations=tuple(allocations), prefill_budget=prefill)
     return executed, prefill
 

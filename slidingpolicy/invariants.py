@@ -14,7 +14,7 @@ import numpy as np
 
 from slidingpolicy import _arguments, _validate
 from slidingpolicy.pricing.model import LatencyPredictor
-from slidingpolicy.records.plan import BatchPlan, PlanPath
+from slidingpolicy.records.plan import BatchPlan, PlanBranch
 from slidingpolicy.records.request import Request
 from slidingpolicy.records.state import SchedulerState
 
@@ -70,9 +70,9 @@ def check_plan(
             np.array([batch.tokens[i] for i in ids], dtype=np.int64),
             np.array([batch.requests[i].context_tokens for i in ids], dtype=np.int64),
         )
-    if plan.path is PlanPath.CONSTRUCTOR:
+    if plan.branch is PlanBranch.CONSTRUCTOR:
         found += _constructor_violations(state, plan, batch, latency, margin)
-    if plan.path is PlanPath.CHUNKER and batch.prefills:
+    if plan.branch is PlanBranch.CHUNKER and batch.prefills:
         found += _chunker_violations(state, batch, latency, margin)
     return found
 

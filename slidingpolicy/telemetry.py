@@ -50,7 +50,9 @@ RATIO_BUCKETS = (0.5, 0.8, 0.9, 1.0, 1.1, 1.25, 1.5, 2.0, 3.0, 5.0)
 LATE_BUCKETS = (0.1, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0)
 
 METRICS: tuple[MetricSpec, ...] = (
-    MetricSpec(PLANS, "counter", "Steps run as the policy planned them, by plan path.", ("path",)),
+    MetricSpec(
+        PLANS, "counter", "Steps run as the policy planned them, by plan branch.", ("path",)
+    ),
     MetricSpec(
         FALLBACK_STEPS,
         "counter",

@@ -45,7 +45,11 @@ def test_the_docs_have_examples() -> None:
 
 
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(DOCS)))
-def test_page_examples_run(page: Path) -> None:
+def test_page_examples_run(page: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The page's blocks in order; a policy a page registers is forgotten after it."""
+    from slidingpolicy.policies import registry
+
+    monkeypatch.setattr(registry, "_REGISTRY", dict(registry._REGISTRY))
     namespace: dict[str, object] = {"__name__": f"docs.{page.stem}"}
     for source, name in python_blocks(page):
         exec(compile(source, name, "exec"), namespace)

@@ -40,6 +40,7 @@ from slidingpolicy.cli.options import (
     writable_folder,
 )
 from slidingpolicy.cli.output import can_plot, command_line, console, fmt, pct, progress, trying
+from slidingpolicy.cli.plugins import PluginOpt, load_plugins
 
 if TYPE_CHECKING:
     from slidingpolicy.bound.fluid import FluidBound
@@ -72,6 +73,7 @@ def capacity(
         ),
     ] = 1.0,
     predictor: PredictorOpt = None,
+    plugin: PluginOpt = None,
     workers: WorkersOpt = None,
     ray: RayOpt = None,
     out: OutOpt = Path("results/capacity"),
@@ -96,6 +98,7 @@ def capacity(
         write_results,
     )
 
+    load_plugins(plugin)
     chosen = parse_policies(policy)
     if not MIN_RATE <= start <= MAX_RATE:
         raise CliError(

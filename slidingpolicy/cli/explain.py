@@ -337,7 +337,7 @@ def _plan(found: Explanation) -> None:
     decodes = sum(1 for rid in tokens if rid in found.decodes)
     prefills = {rid: c for rid, c in tokens.items() if rid not in found.decodes}
     console.print(
-        f"   path {plan.path}: {decodes} decodes × 1 token, prefill "
+        f"   path {plan.branch}: {decodes} decodes × 1 token, prefill "
         f"{', '.join(f'{rid} {c}' for rid, c in prefills.items()) or 'none'}; "
         f"{sum(tokens.values())} tokens, predicted {_ms(plan.predicted_latency)}",
         markup=False,

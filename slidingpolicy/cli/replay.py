@@ -42,6 +42,7 @@ from slidingpolicy.cli.options import (
     writable_folder,
 )
 from slidingpolicy.cli.output import command_line, console, fmt, number, progress
+from slidingpolicy.cli.plugins import PluginOpt, load_plugins
 
 if TYPE_CHECKING:
     from slidingpolicy.engine.sweep import WorkloadSpec
@@ -101,6 +102,7 @@ def replay(
             rich_help_panel="Engine",
         ),
     ] = "native,sarathi-edf,slidingserve",
+    plugin: PluginOpt = None,
     label: Annotated[
         str,
         typer.Option(
@@ -303,7 +305,7 @@ def replay(
             pythons = {"vllm": vllm_python, "transformers": transformers_python}
             targets, vocab = _launch(
                 stack, launch, policies, model, shape, pythons, server_args or [], predictor,
-                trace_dir, out,
+                trace_dir, out, load_plugins(plugin),
             )  # fmt: skip
         try:
             _run_matrix(plan, targets, vocab, keep_servers, (start_timeout, warmup), runs, skipped)
@@ -408,9 +410,10 @@ def _launch(
     predictor: Path | None,
     trace_dir: Path | None,
     out: Path,
+    plugins: tuple[str, ...],
 ) -> tuple[list[Target], int]:
-    """The targets of `--launch NAME` (`replay.launch`), their servers held by `stack`, and
-    the model's vocabulary size."""
+    """The targets of `--launch NAME` (`replay.launch`), their servers held by `stack` and
+    loading `plugins`, and the model's vocabulary size."""
     from slidingpolicy.replay.launch import Launch, engine_named, launch
 
     engine = engine_named(name)
@@ -420,7 +423,7 @@ def _launch(
         writable_folder(trace_dir, "--trace-dir")
     folder = None if model is None else Path(model)
     plan = Launch(engine, policies, folder, shape, pythons.get(name), extra, predictor,
-                  trace_dir, out)  # fmt: skip
+                  trace_dir, out, plugins)  # fmt: skip
     return launch(stack, plan)
 
 

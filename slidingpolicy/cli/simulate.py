@@ -34,6 +34,7 @@ from slidingpolicy.cli.options import (
     writable_folder,
 )
 from slidingpolicy.cli.output import can_plot, command_line, console, durations, fmt, pct, progress
+from slidingpolicy.cli.plugins import PluginOpt, load_plugins
 
 if TYPE_CHECKING:
     from slidingpolicy.engine.metrics import Metrics
@@ -72,6 +73,7 @@ def simulate(
     slo_tiers: TiersOpt = False,
     strict: StrictOpt = False,
     predictor: PredictorOpt = None,
+    plugin: PluginOpt = None,
     log: Annotated[
         Path | None,
         typer.Option(
@@ -97,6 +99,7 @@ def simulate(
     arrival, lengths, SLOs and outcome) and requests.png under OUT; with --timeline, the
     run's iterations as a trace for Perfetto.
     """
+    load_plugins(plugin)
     writable_folder(out)
     if log is not None:
         writable_file(log, "--log")

@@ -37,6 +37,7 @@ from slidingpolicy.cli.options import (
     writable_folder,
 )
 from slidingpolicy.cli.output import can_plot, command_line, console, durations, pct, progress
+from slidingpolicy.cli.plugins import PluginOpt, load_plugins
 
 if TYPE_CHECKING:
     from slidingpolicy.engine.sweep import RunSummary
@@ -61,6 +62,7 @@ def sweep_command(
     slo_scale: SloScaleOpt = 1.0,
     slo_tiers: TiersOpt = False,
     predictor: PredictorOpt = None,
+    plugin: PluginOpt = None,
     workers: WorkersOpt = None,
     ray: RayOpt = None,
     out: OutOpt = Path("results/sweep"),
@@ -80,6 +82,7 @@ def sweep_command(
     )
     from slidingpolicy.engine.sweep import sweep
 
+    load_plugins(plugin)
     chosen = parse_policies(policy)
     rate_list = parse_rates(rates)
     writable_folder(out)

@@ -98,7 +98,7 @@ def plot_explanation(found: Explanation, path: Path) -> None:
         right.axis("off")
     tokens = found.plan.tokens_of()
     fig.suptitle(
-        f"{found.policy} at t = {found.state.now:g} s: path {found.plan.path}, "
+        f"{found.policy} at t = {found.state.now:g} s: path {found.plan.branch}, "
         f"{sum(tokens.values())} tokens, predicted {1000 * found.plan.predicted_latency:.1f} ms"
     )
     _save(fig, path)

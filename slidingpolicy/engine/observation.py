@@ -15,7 +15,7 @@ from typing import Any
 
 import attrs
 
-from slidingpolicy.records.plan import Allocation, BatchPlan, PlanPath
+from slidingpolicy.records.plan import Allocation, BatchPlan, PlanBranch
 from slidingpolicy.records.request import Request
 from slidingpolicy.records.state import SchedulerState
 
@@ -57,7 +57,7 @@ def decode_iterations(
     """The (state, plan) of each iteration of the run, as stepping would have them: iteration j
     starts at `start` plus the latencies before it (summed one at a time, as the engine's
     clock is), each decode has produced j more tokens, and every decode gets one token."""
-    plan = BatchPlan(tuple(Allocation(d.id, 1) for d in decodes), PlanPath.VLLM, 0, 0.0)
+    plan = BatchPlan(tuple(Allocation(d.id, 1) for d in decodes), PlanBranch.WHOLE, "", 0, 0.0)
     frees: list[int | None] = (
         [None] * len(latencies) if kv_free_tokens is None else list(kv_free_tokens)
     )

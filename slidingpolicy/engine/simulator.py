@@ -423,7 +423,7 @@ class _Run:
                 after,
                 produced,
                 plan.predicted_latency,
-                plan.path,
+                plan.branch,
             )
         pstate = self.policy.observe(pstate, state, executed, latency)
         return pstate, True

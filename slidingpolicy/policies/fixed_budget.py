@@ -11,10 +11,9 @@ from collections.abc import Sequence
 import attrs
 
 from slidingpolicy import _arguments, _validate
-from slidingpolicy.errors import InvalidRecordError
 from slidingpolicy.pricing.model import LatencyPredictor
 from slidingpolicy.pricing.queue import PricedQueue
-from slidingpolicy.records.plan import BatchPlan, PlanPath
+from slidingpolicy.records.plan import BatchPlan, PlanBranch
 from slidingpolicy.records.request import Request
 from slidingpolicy.records.state import SchedulerState
 from slidingpolicy.stages.admit import admit
@@ -42,11 +41,6 @@ class FixedBudget:
     def __attrs_post_init__(self) -> None:
         _validate.integer(f"policy {self.name!r}", "token_budget", self.token_budget, 1)
         _validate.instance(f"policy {self.name!r}", "predictor", self.predictor, LatencyPredictor)
-        paths = [p.value for p in PlanPath]
-        if self.name not in paths:
-            raise InvalidRecordError(
-                f"policy {self.name!r}", "name", f"is the path of its plans: one of {paths}"
-            )
 
     def init(self) -> Stateless:
         """Nothing to remember."""
@@ -59,7 +53,9 @@ class FixedBudget:
         admission = admit(state, self.token_budget)
         queue = ordered_head(state, self.order, admission.prefill_cap)
         fill = PricedQueue.of(self.predictor, admission.decodes, queue, reach=admission.prefill_cap)
-        return greedy_plan(fill, admission, queue, admission.prefill_cap, self.name), pstate
+        return greedy_plan(
+            fill, admission, queue, admission.prefill_cap, PlanBranch.WHOLE, self.name
+        ), pstate
 
     def observe(
         self, pstate: Stateless, state: SchedulerState, plan: BatchPlan, latency: float

@@ -2,8 +2,8 @@
 
 Nothing is written twice: the defaults are those of the config record (or of the builder's
 signature, for a fixed-budget baseline), the meanings are the "- `field`: text" lines of that
-record's docstring. `slidingpolicy policies` prints them; a test holds every option to having
-both.
+record's docstring (or, for a policy of your own, of its factory's). `slidingpolicy policies`
+prints them; a test holds every option of ours to having both.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ class OptionDoc:
 _BULLET = re.compile(r"^\s*- `(\w+)`: (.*?)(?=^\s*- `|^\s*$|\Z)", re.M | re.S)
 
 
-def field_meanings(record: type) -> dict[str, str]:
+def field_meanings(record: object) -> dict[str, str]:
     """Each "- `field`: text" line of `record`'s docstring (continued lines joined)."""
     doc = inspect.getdoc(record) or ""
     return {m.group(1): " ".join(m.group(2).split()) for m in _BULLET.finditer(doc)}
@@ -45,14 +45,19 @@ def policy_options(name: str) -> tuple[OptionDoc, ...]:
     """The options of the policy registered as `name`, in order, and last `learn`, whose
     default is the policy's (the learner's own options are `online_options`)."""
     entry = entry_of(name)
-    meanings = field_meanings(entry.documented_by)
-    if attrs.has(entry.documented_by) and set(entry.options) <= set(_defaults(entry.documented_by)):
-        defaults = {**_defaults(entry.documented_by), **entry.defaults}
+    record = entry.documented_by
+    meanings = field_meanings(record)
+    if (
+        isinstance(record, type)
+        and attrs.has(record)
+        and set(entry.options) <= set(_defaults(record))
+    ):
+        defaults = {**_defaults(record), **entry.defaults}
     else:
         parameters = inspect.signature(entry.build).parameters
         defaults = {k: p.default for k, p in parameters.items() if p.default is not p.empty}
     learn = OptionDoc(LEARN, entry.learns, field_meanings(OnlineConfig)[LEARN])
-    return (*(OptionDoc(o, defaults[o], meanings[o]) for o in entry.options), learn)
+    return (*(OptionDoc(o, defaults.get(o), meanings.get(o, "")) for o in entry.options), learn)
 
 
 def online_options() -> tuple[OptionDoc, ...]:

@@ -36,7 +36,7 @@ from slidingpolicy import _arguments, _validate
 from slidingpolicy.errors import InvalidRecordError
 from slidingpolicy.pricing.model import LatencyPredictor
 from slidingpolicy.pricing.queue import PricedQueue
-from slidingpolicy.records.plan import BatchPlan
+from slidingpolicy.records.plan import BatchPlan, PlanBranch
 from slidingpolicy.records.request import Request
 from slidingpolicy.records.state import SchedulerState
 from slidingpolicy.stages.admit import admit
@@ -181,7 +181,8 @@ class QoServe:
         cap = admission.prefill_cap
         fill = PricedQueue.of(self.predictor, admission.decodes, queue, reach=cap)
         total = dynamic_chunk(fill, admission.decodes, now, cap, self.config)
-        plan = greedy_plan(fill, admission, queue, total - len(admission.decodes), self.name)
+        prefill = total - len(admission.decodes)
+        plan = greedy_plan(fill, admission, queue, prefill, PlanBranch.WHOLE, self.name)
         return plan, attrs.evolve(pstate, relegated=tuple(sorted(relegated)))
 
     def observe(

@@ -1,16 +1,24 @@
-"""The policy registry: every scheduler by name, built around the engine's predictor."""
+"""The policy registry: every scheduler by name, built around the engine's predictor.
+
+Ours are registered here; a policy of your own joins them with `register`, in this process,
+or by an entry point of the group `slidingpolicy.policies` (its name the policy's, its value
+the module that registers it), loaded the first time its name is looked up, in any process
+(docs/own-policy.md).
+"""
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Mapping
 from functools import partial
-from types import MappingProxyType
+from importlib.metadata import EntryPoint, entry_points
 from typing import Any
 
 import attrs
 
-from slidingpolicy.errors import InvalidRecordError, UnknownNameError
+from slidingpolicy.errors import InvalidRecordError, PolicyLabelError, UnknownNameError
 from slidingpolicy.policies.fixed_budget import FixedBudget
+from slidingpolicy.policies.labels import parse_label
 from slidingpolicy.policies.online import OPTIONS as ONLINE_OPTIONS
 from slidingpolicy.policies.online import online
 from slidingpolicy.policies.qoserve import QoServe, QoServeConfig
@@ -31,13 +39,13 @@ from slidingpolicy.records.config import SlidingConfig
 @attrs.frozen(slots=True)
 class Entry:
     """How to build one registered policy, the keyword options it accepts, a line on it, the
-    record whose docstring says what each option means (`policies.options`), and the
-    defaults it sets in place of that record's."""
+    record (or builder) whose docstring says what each option means (`policies.options`),
+    and the defaults it sets in place of that record's."""
 
     build: Callable[..., Policy[Any]]
     options: tuple[str, ...]
     summary: str
-    documented_by: type = FixedBudget
+    documented_by: object = FixedBudget
     learns: bool = False
     """Whether it learns its predictor online unless given `learn=false`."""
     defaults: Mapping[str, object] = attrs.field(factory=dict)
@@ -48,47 +56,138 @@ def qoserve(predictor: LatencyPredictor, **options: Any) -> QoServe:
     return QoServe(predictor, QoServeConfig(**options))
 
 
+GROUP = "slidingpolicy.policies"
+"""The entry-point group of the policies other packages register."""
+RESERVED = ("all", "native")
+"""Names the command line gives another meaning (every policy; the engine's own scheduler)."""
+
 _BUDGET = ("token_budget",)
-_REGISTRY: MappingProxyType[str, Entry] = MappingProxyType(
-    {
-        "vllm": Entry(vllm, _BUDGET, "vLLM v1 default: FCFS, decodes first, 8192-token budget"),
-        "sarathi": Entry(
-            sarathi, _BUDGET, "Sarathi-Serve: FCFS, ongoing prefills first, 512 tokens"
-        ),
-        "sarathi-edf": Entry(
-            sarathi_edf, _BUDGET, "Sarathi-Serve's 512 tokens, prefills by TTFT deadline"
-        ),
-        "qoserve": Entry(
-            qoserve,
-            tuple(f.name for f in attrs.fields(QoServeConfig)),
-            "QoServe: deadline+κ·r order, menu chunk, eager relegation",
-            QoServeConfig,
-        ),
-        **{
-            name: Entry(
-                partial(sliding_variant, name),
-                variant_options(name),
-                summary,
-                SlidingConfig,
-                learns=True,
-                defaults=DEFAULTS.get(name, {}),
-            )
-            for name, summary in VARIANT_SUMMARIES.items()
-        },
-    }
-)
+_REGISTRY: dict[str, Entry] = {
+    "vllm": Entry(vllm, _BUDGET, "vLLM v1 default: FCFS, decodes first, 8192-token budget"),
+    "sarathi": Entry(sarathi, _BUDGET, "Sarathi-Serve: FCFS, ongoing prefills first, 512 tokens"),
+    "sarathi-edf": Entry(
+        sarathi_edf, _BUDGET, "Sarathi-Serve's 512 tokens, prefills by TTFT deadline"
+    ),
+    "qoserve": Entry(
+        qoserve,
+        tuple(f.name for f in attrs.fields(QoServeConfig)),
+        "QoServe: deadline+κ·r order, menu chunk, eager relegation",
+        QoServeConfig,
+    ),
+    **{
+        name: Entry(
+            partial(sliding_variant, name),
+            variant_options(name),
+            summary,
+            SlidingConfig,
+            learns=True,
+            defaults=DEFAULTS.get(name, {}),
+        )
+        for name, summary in VARIANT_SUMMARIES.items()
+    },
+}
+"""Every policy by name: ours, then those registered in this process, in order."""
+
+
+def register(
+    name: str,
+    factory: Callable[..., Policy[Any]],
+    options: tuple[str, ...] = (),
+    summary: str = "",
+    learns: bool = False,
+) -> None:
+    """Register `factory(predictor, **options)` as the policy `name`, for `by_name`, `names`,
+    `summary`, the command line's ``--policy 'name[key=value]'`` and the engine adapters.
+
+    `options` are the keyword parameters of `factory` a caller may set (each documented by a
+    "- `option`: meaning" line of its docstring, its default that of its signature); `learns`
+    whether it learns its predictor online unless given ``learn=false``. Raises
+    `InvalidRecordError` naming the argument when `name` is taken or not a plain name, or an
+    option is not one of `factory`'s parameters.
+    """
+    record = f"policy {name!r}"
+    _check_name(record, name)
+    if not callable(factory):
+        raise InvalidRecordError(record, "factory", f"must be callable, got {factory!r}")
+    if not isinstance(options, tuple) or not all(isinstance(o, str) for o in options):
+        raise InvalidRecordError(record, "options", f"must be a tuple of names, got {options!r}")
+    _check_options(record, factory, options)
+    if not isinstance(summary, str):
+        raise InvalidRecordError(record, "summary", f"must be a str, got {summary!r}")
+    if type(learns) is not bool:
+        raise InvalidRecordError(record, "learns", f"must be a bool, got {learns!r}")
+    _REGISTRY[name] = Entry(factory, options, summary, factory, learns)
+
+
+def _check_name(record: str, name: object) -> None:
+    """A name `register` takes: a plain label (no options, commas or spaces), not reserved and
+    not taken."""
+    if not isinstance(name, str):
+        raise InvalidRecordError(record, "name", "must be a str")
+    try:
+        plain = parse_label(name) == (name, ()) and not any(c in name for c in ", \t=")
+    except PolicyLabelError:
+        plain = False
+    if not plain or name in RESERVED:
+        reserved = " or ".join(RESERVED)
+        raise InvalidRecordError(
+            record, "name", f"must be a plain name, without [],= or spaces, and not {reserved}"
+        )
+    if name in _REGISTRY:
+        raise InvalidRecordError(record, "name", "is taken: every policy has its own name")
+
+
+def _check_options(record: str, factory: Callable[..., object], options: tuple[str, ...]) -> None:
+    """Each option a keyword parameter of `factory` (any, if it takes ``**options``), and none
+    of the online learner's, which every policy takes already."""
+    parameters = inspect.signature(factory).parameters.values()
+    named = {p.name for p in parameters if p.kind is not p.VAR_KEYWORD}
+    open_ended = any(p.kind is p.VAR_KEYWORD for p in parameters)
+    for option in options:
+        if option in ONLINE_OPTIONS:
+            raise InvalidRecordError(record, option, "is an option of every policy already")
+        if option not in named and not open_ended:
+            raise InvalidRecordError(record, option, "is not a parameter of its factory")
+
+
+def _entry_points() -> dict[str, EntryPoint]:
+    """The installed entry points of `GROUP`, by name."""
+    return {point.name: point for point in entry_points(group=GROUP)}
 
 
 def names() -> tuple[str, ...]:
-    """Every registered policy: the baselines, then the variants of SlidingServe."""
-    return tuple(_REGISTRY)
+    """Every policy: the baselines, the variants of SlidingServe, those registered, and those
+    installed packages offer by entry point (not loaded until looked up)."""
+    installed = (name for name in _entry_points() if name not in _REGISTRY)
+    return (*_REGISTRY, *installed)
 
 
 def entry_of(name: str) -> Entry:
-    """The registry's entry for `name`; `UnknownNameError` (listing the known) if none."""
+    """The registry's entry for `name`, loading an installed package's entry point of that
+    name the first time; `UnknownNameError` (listing the known) if none."""
     entry = _REGISTRY.get(name)
     if entry is None:
+        entry = _load(name)
+    return entry
+
+
+def _load(name: str) -> Entry:
+    """The entry that loading the entry point `name` of `GROUP` registers."""
+    point = _entry_points().get(name)
+    if point is None:
         raise UnknownNameError("policy", str(name), names())
+    record = f"policy {name!r}"
+    try:
+        point.load()
+    except Exception as error:
+        raise InvalidRecordError(
+            record, "entry point", f"{point.value!r} failed to load: {error}"
+        ) from error
+    entry = _REGISTRY.get(name)
+    if entry is None:
+        raise InvalidRecordError(
+            record, "entry point", f"{point.value!r} loaded but registered no policy {name!r}"
+        )
     return entry
 
 
@@ -109,9 +208,7 @@ def by_name(name: str, predictor: LatencyPredictor, **options: Any) -> Policy[An
     `InvalidRecordError` naming the option for an option the policy does not take or a
     value it cannot hold.
     """
-    entry = _REGISTRY.get(name)
-    if entry is None:
-        raise UnknownNameError("policy", str(name), names())
+    entry = entry_of(name)
     if not isinstance(predictor, LatencyPredictor):
         raise InvalidRecordError(
             f"policy {name!r}",
@@ -126,6 +223,11 @@ def by_name(name: str, predictor: LatencyPredictor, **options: Any) -> Policy[An
             )
     learning = {k: v for k, v in options.items() if k in ONLINE_OPTIONS}
     policy = entry.build(predictor, **{k: v for k, v in options.items() if k not in learning})
+    built = getattr(policy, "name", None)
+    if built != name:
+        raise InvalidRecordError(
+            f"policy {name!r}", "name", f"={built!r}: its factory must build a policy so named"
+        )
     return online(policy, entry.learns, **learning)
 
 

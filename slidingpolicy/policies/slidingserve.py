@@ -56,14 +56,17 @@ class SlidingServe:
         """This policy's decision on `state` with everything its stages found, each request's
         MLPS level and the decodes that set the window included; its `plan` is `plan`'s."""
         _validate.instance(f"policy {self.name!r}", "state", state, SchedulerState)
-        return decision.decide(self.predictor, self.config, self.margin, state, record=True)
+        return decision.decide(
+            self.predictor, self.config, self.margin, state, self.name, record=True
+        )
 
     def plan(self, pstate: SlidingState, state: SchedulerState) -> tuple[BatchPlan, SlidingState]:
         """One iteration of Fig. 3 (`stages.decision.decide`, recording nothing more than the
         plan needs): the requests given up, if any, named in the plan."""
         _validate.instance(f"policy {self.name!r}", "pstate", pstate, SlidingState)
         _validate.instance(f"policy {self.name!r}", "state", state, SchedulerState)
-        return decision.decide(self.predictor, self.config, self.margin, state).plan, pstate
+        plan = decision.decide(self.predictor, self.config, self.margin, state, self.name).plan
+        return plan, pstate
 
     def observe(
         self, pstate: SlidingState, state: SchedulerState, plan: BatchPlan, latency: float

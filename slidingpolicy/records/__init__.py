@@ -2,7 +2,7 @@
 
 from slidingpolicy.records.candidates import CandidateQueue
 from slidingpolicy.records.config import SlidingConfig
-from slidingpolicy.records.plan import Allocation, BatchPlan, Diagnostics, PlanPath
+from slidingpolicy.records.plan import Allocation, BatchPlan, Diagnostics, PlanBranch
 from slidingpolicy.records.request import Phase, Request
 from slidingpolicy.records.state import SchedulerState
 
@@ -12,7 +12,7 @@ __all__ = [
     "CandidateQueue",
     "Diagnostics",
     "Phase",
-    "PlanPath",
+    "PlanBranch",
     "Request",
     "SchedulerState",
     "SlidingConfig",

@@ -1,4 +1,5 @@
-"""What a policy decides for one iteration: allocations, the deciding path, diagnostics."""
+"""What a policy decides for one iteration: allocations, the deciding branch and policy,
+diagnostics."""
 
 from __future__ import annotations
 
@@ -13,33 +14,32 @@ from slidingpolicy.errors import InvalidRecordError
 from slidingpolicy.records._unchecked import constructor
 
 
-class PlanPath(enum.StrEnum):
-    """Which branch decided a plan: SlidingServe's, or the baseline's name.
+class PlanBranch(enum.StrEnum):
+    """Which branch decided a plan: SlidingServe's chunker or constructor (Fig. 3), `idle`
+    when there is nothing to run, or `whole` when the policy's one rule decided it (a
+    baseline's, or a policy of your own).
 
     A closed set, so that `check_plan` knows which invariants apply (6 to "constructor", 7 to
-    "chunker"); each member is a `str` equal to its value, so "chunker" == PlanPath.CHUNKER
-    and logs hold plain strings.
+    "chunker"); each member is a `str` equal to its value, so "chunker" == PlanBranch.CHUNKER
+    and logs hold plain strings. Which policy made the plan is `BatchPlan.policy`, open.
     """
 
     CHUNKER = "chunker"
     CONSTRUCTOR = "constructor"
     IDLE = "idle"
-    VLLM = "vllm"
-    SARATHI = "sarathi"
-    SARATHI_EDF = "sarathi-edf"
-    QOSERVE = "qoserve"
+    WHOLE = "whole"
 
 
-def plan_path(value: str) -> PlanPath:
-    """`value` as a `PlanPath`; InvalidRecordError listing the paths when it is none of them."""
-    if type(value) is PlanPath:
+def plan_branch(value: str) -> PlanBranch:
+    """`value` as a `PlanBranch`; InvalidRecordError listing the branches when it is none."""
+    if type(value) is PlanBranch:
         return value
     try:
-        return PlanPath(value)
+        return PlanBranch(value)
     except ValueError:
-        known = ", ".join(p.value for p in PlanPath)
+        known = ", ".join(b.value for b in PlanBranch)
         raise InvalidRecordError(
-            "batch plan", "path", f"={value!r} is not one of {known}"
+            "batch plan", "branch", f"={value!r} is not one of {known}"
         ) from None
 
 
@@ -106,10 +106,15 @@ class BatchPlan:
     `given_up` lists waiting or prefilling requests whose SLO can no longer be met, which the
     policy will not schedule again (`SlidingConfig.give_up_after`): the engine finishes each
     with its own reason, so that a client or router can retry it elsewhere.
+
+    `policy` is the name of the policy that made the plan (its registry name, open: a policy
+    of your own names its plans too); "" when none did (an engine's own plan, or a log line
+    written before plans named their policy).
     """
 
     allocations: tuple[Allocation, ...]
-    path: PlanPath = attrs.field(converter=plan_path)
+    branch: PlanBranch = attrs.field(converter=plan_branch)
+    policy: str
     prefill_budget: int
     predicted_latency: float
     diagnostics: Diagnostics = attrs.field(factory=Diagnostics)
@@ -119,10 +124,12 @@ class BatchPlan:
 
     def __attrs_post_init__(self) -> None:
         budget, latency = self.prefill_budget, self.predicted_latency
-        valid_budget = type(budget) is int and budget >= 0
+        valid_budget = type(budget) is int and budget >= 0 and type(self.policy) is str
         if valid_budget and type(latency) is float and 0.0 <= latency < math.inf:
             return
         record = "batch plan"
+        if not isinstance(self.policy, str):
+            raise InvalidRecordError(record, "policy", f"must be a str, got {self.policy!r}")
         _validate.integer(record, "prefill_budget", self.prefill_budget, 0)
         _validate.non_negative(record, "predicted_latency", self.predicted_latency)
 

@@ -27,11 +27,13 @@ FIND_WITHIN = 60.0
 @attrs.frozen(slots=True)
 class Arm:
     """The engine's own scheduler `native` (when `policy` is None), or the registered
-    `policy` with its options."""
+    `policy` with its options, and the plugins that register it in the server
+    (`AdapterConfig.plugins`)."""
 
     policy: str | None = None
     options: Options = ()
     native: str = NATIVE
+    plugins: tuple[str, ...] = ()
 
     @property
     def label(self) -> str:
@@ -39,9 +41,12 @@ class Arm:
         return self.native if self.policy is None else label(self.policy, self.options)
 
 
-def parse_arms(text: str, natives: Sequence[str] = (NATIVE,)) -> tuple[Arm, ...]:
+def parse_arms(
+    text: str, natives: Sequence[str] = (NATIVE,), plugins: tuple[str, ...] = ()
+) -> tuple[Arm, ...]:
     """The arms of a comma-separated list of `natives` and policy labels, each policy built
-    once with its options to check them."""
+    once with its options to check them; a policy arm's server loads `plugins` (loaded here
+    already)."""
     arms = []
     for part in split_labels(text):
         name, options = parse_label(part)
@@ -51,7 +56,7 @@ def parse_arms(text: str, natives: Sequence[str] = (NATIVE,)) -> tuple[Arm, ...]
         if name not in names():
             raise UnknownNameError("arm", name, (*natives, *names()))
         by_name(name, default_predictor(), **dict(options))
-        arms.append(Arm(name, options))
+        arms.append(Arm(name, options, plugins=plugins))
     if not arms:
         raise PolicyLabelError(
             f"--policies {text!r}: name at least one arm ({', '.join(natives)} or a policy)"

@@ -44,7 +44,8 @@ class Launch:
     """What to launch: `engine` under the arms of `policies`, serving the folder `model` or
     else the packaged `shape` (None: the engine's), from the Python `python` (None: not
     given), with `extra` arguments for every server; the policy arms price with `predictor`
-    and write their traces under `trace_dir`; the logs go under `out`/servers."""
+    and write their traces under `trace_dir`, their servers loading `plugins`; the logs go
+    under `out`/servers."""
 
     engine: Engine
     policies: str
@@ -55,13 +56,14 @@ class Launch:
     predictor: Path | None
     trace_dir: Path | None
     out: Path
+    plugins: tuple[str, ...] = ()
 
 
 def launch(stack: ExitStack, plan: Launch) -> tuple[list[Target], int]:
     """One target per arm, each with its (not yet started) server, held by `stack`, which
     stops them; and the model's vocabulary size."""
     engine = plan.engine
-    arms = parse_arms(plan.policies, engine.natives)
+    arms = parse_arms(plan.policies, engine.natives, plan.plugins)
     python = engine_python(plan.python, engine)
     if plan.model is not None:
         folder, name = plan.model, plan.model.name

@@ -69,6 +69,8 @@ def serve_command(
         config["predictor"] = str(predictor)
     if arm.policy is not None and trace is not None:
         config["trace"] = str(trace)
+    if arm.policy is not None and arm.plugins:
+        config["plugins"] = list(arm.plugins)
     if config:
         command += ["--adapter-config", json.dumps(config)]
     return [*command, *extra]

@@ -45,6 +45,8 @@ def adapter_config(arm: Arm, predictor: Path | None, trace: Path | None) -> dict
         config["predictor"] = str(predictor)
     if trace is not None:
         config["trace"] = str(trace)
+    if arm.plugins:
+        config["plugins"] = list(arm.plugins)
     return {"slidingpolicy": config}
 
 

@@ -41,7 +41,7 @@ class _Timed:
             started = time.perf_counter()
             plan, after = self.inner.plan(pstate, state)
             fastest = min(fastest, time.perf_counter() - started)
-        self.decisions.append((plan.path, fastest))
+        self.decisions.append((plan.branch, fastest))
         return plan, after
 
     def observe(self, pstate: Any, state: SchedulerState, plan: BatchPlan, latency: float) -> Any:

@@ -9,7 +9,7 @@ from slidingpolicy.records.plan import (
     Allocation,
     BatchPlan,
     Diagnostics,
-    PlanPath,
+    PlanBranch,
     trusted_allocation,
 )
 from slidingpolicy.records.request import Request
@@ -29,16 +29,18 @@ def allocations(
 def assemble(
     admission: Admission,
     prefills: Sequence[tuple[Request, int]],
-    path: str,
+    branch: PlanBranch,
+    policy: str,
     latency: float,
     diagnostics: Diagnostics | None = None,
 ) -> BatchPlan:
-    """The admitted decodes and these prefill chunks, run on `path` with predicted `latency`;
-    a batch with nothing to run is the idle path."""
+    """`policy`'s plan of the admitted decodes and these prefill chunks, decided on `branch`,
+    with predicted `latency`; a batch with nothing to run is the idle branch."""
     batch = allocations(admission.decodes, prefills)
     return BatchPlan(
         allocations=batch,
-        path=path if batch else PlanPath.IDLE,
+        branch=branch if batch else PlanBranch.IDLE,
+        policy=policy,
         prefill_budget=sum(tokens for _, tokens in prefills),
         predicted_latency=latency,
         diagnostics=Diagnostics() if diagnostics is None else diagnostics,
@@ -52,7 +54,8 @@ def greedy_plan(
     admission: Admission,
     queue: Sequence[Request],
     budget: int,
-    path: str,
+    branch: PlanBranch,
+    policy: str,
     diagnostics: Diagnostics | None = None,
 ) -> BatchPlan:
     """The admitted decodes plus a greedy fill of up to `budget` prefill tokens down `queue`.
@@ -63,4 +66,4 @@ def greedy_plan(
     budget = max(0, min(budget, admission.prefill_cap, fill.total))
     chunks = greedy_fill(fill.remaining, budget)
     prefills = list(zip(queue, chunks, strict=False))
-    return assemble(admission, prefills, path, fill.prefix(budget), diagnostics)
+    return assemble(admission, prefills, branch, policy, fill.prefix(budget), diagnostics)

@@ -9,7 +9,7 @@ from slidingpolicy.pricing.budget import fill_budget
 from slidingpolicy.pricing.queue import PricedQueue
 from slidingpolicy.pricing.split import exact_split, ternary_split, window_split
 from slidingpolicy.records.config import MAX_WINDOW, SlidingConfig
-from slidingpolicy.records.plan import BatchPlan, Diagnostics, PlanPath
+from slidingpolicy.records.plan import BatchPlan, Diagnostics, PlanBranch
 from slidingpolicy.stages.assemble import greedy_plan
 from slidingpolicy.stages.draft import Draft
 
@@ -91,7 +91,8 @@ def chunk_stage(draft: Draft) -> ChunkerStep:
         budget_sum=decision.budget_sum,
         margin=draft.margin,
     )
+    branch, policy = PlanBranch.CHUNKER, draft.policy
     plan = greedy_plan(
-        draft.fill, draft.admission, draft.queue, decision.budget, PlanPath.CHUNKER, diagnostics
+        draft.fill, draft.admission, draft.queue, decision.budget, branch, policy, diagnostics
     )
     return ChunkerStep(horizon, decision, plan)

@@ -9,7 +9,7 @@ import attrs
 from slidingpolicy import _arguments, _validate
 from slidingpolicy.pricing.budget import fill_budget
 from slidingpolicy.pricing.queue import PricedQueue
-from slidingpolicy.records.plan import BatchPlan, Diagnostics, PlanPath
+from slidingpolicy.records.plan import BatchPlan, Diagnostics, PlanBranch
 from slidingpolicy.records.request import Request
 from slidingpolicy.stages.assemble import assemble
 from slidingpolicy.stages.check import CandidateBatch, check_violations
@@ -286,5 +286,6 @@ def construct_stage(draft: Draft) -> ConstructorStep:
         margin=margin,
     )
     prefills = [(r, r.remaining_prefill) for r in built.chosen]
-    plan = assemble(draft.admission, prefills, PlanPath.CONSTRUCTOR, built.latency, diagnostics)
+    branch, policy = PlanBranch.CONSTRUCTOR, draft.policy
+    plan = assemble(draft.admission, prefills, branch, policy, built.latency, diagnostics)
     return ConstructorStep(candidate, False, search, plan)

@@ -51,13 +51,14 @@ def decide(
     config: SlidingConfig,
     margin: float,
     state: SchedulerState,
+    policy: str,
     record: bool = False,
 ) -> Decision:
-    """SlidingServe's decision on a checked `state` with latency margin `margin` (module
-    doc); with `record`, the ranks and binders too."""
+    """SlidingServe's decision on a checked `state` with latency margin `margin`, for the plan
+    of the policy named `policy` (module doc); with `record`, the ranks and binders too."""
     given_up = hopeless(state, config)
     rest = without(state, given_up) if given_up else state
-    draft = prepare(predictor, config, margin, rest, record)
+    draft = prepare(predictor, config, margin, rest, policy, record)
     constructor = construct_stage(draft) if config.constructor else None
     chunker = None
     if constructor is not None and constructor.plan is not None:

@@ -20,8 +20,9 @@ from slidingpolicy.stages.order import mlps_head
 @attrs.frozen(slots=True)
 class Draft:
     """The admitted decodes, the head of the ordered queue (what the window can run) priced
-    beside them, the window's deadlines W_1..W_k (eq. 7–8) and the latency margin m;
-    `record` asks the stages to keep what only a reader needs (`stages.decision`)."""
+    beside them, the window's deadlines W_1..W_k (eq. 7–8), the latency margin m, and the
+    name of the policy whose plan it drafts; `record` asks the stages to keep what only a
+    reader needs (`stages.decision`)."""
 
     now: float
     config: SlidingConfig
@@ -30,6 +31,7 @@ class Draft:
     fill: PricedQueue
     horizon: tuple[float, ...]
     margin: float
+    policy: str
     record: bool = False
 
     @property
@@ -53,10 +55,11 @@ def prepare(
     config: SlidingConfig,
     margin: float,
     state: SchedulerState,
+    policy: str,
     record: bool = False,
 ) -> Draft:
     """Admit the decodes, order the head of the queue (MLPS or EDF), price it, and set the
-    window."""
+    window, for the plan of the policy named `policy`."""
     now = state.now
     admission = admit(state, config.max_batch_tokens)
     reach = config.window * admission.prefill_cap
@@ -68,4 +71,4 @@ def prepare(
     queue = mlps_head(state, config, reach, startable)
     fill = PricedQueue.of(predictor, admission.decodes, queue, reach=reach)
     horizon = window_deadlines(admission.decodes, now, config.window)
-    return Draft(now, config, admission, tuple(queue), fill, horizon, margin, record)
+    return Draft(now, config, admission, tuple(queue), fill, horizon, margin, policy, record)

@@ -470,7 +470,7 @@ def test_a_log_line_with_a_waiting_request_that_generated_tokens_is_malformed(
     """Such a request was once accepted by `Request` and so by `check` (exit 0)."""
     waiting = Request("a", 0.0, 10, 0, 0, 3.0, 0.1)
     state = SchedulerState(1.0, (waiting,), 8000.0)
-    plan = BatchPlan((Allocation("a", 10),), "chunker", 10, 0.01)
+    plan = BatchPlan((Allocation("a", 10),), "chunker", "slidingserve", 10, 0.01)
     line = json.loads(log_line(state, plan, 2048))
     line["state"]["requests"][0]["generated"] = 1
     log = tmp_path / "log.jsonl"

@@ -351,7 +351,7 @@ def test_the_documented_log_line_parses() -> None:
     doc = (Path(__file__).resolve().parents[2] / "docs" / "checker.md").read_text()
     example = re.findall(r"```json\n(.*?)```", doc, re.S)[0]
     state, plan, budget = parse_line(json.dumps(json.loads(example)))
-    assert (len(state.requests), plan.path, budget) == (2, "chunker", 2048)
+    assert (len(state.requests), plan.branch, budget) == (2, "chunker", 2048)
 
 
 def test_capacity_with_seeds_reports_mean_and_range(tmp_path: Path) -> None:

@@ -13,7 +13,7 @@ from slidingpolicy import (
     Allocation,
     BatchPlan,
     LatencyPredictor,
-    PlanPath,
+    PlanBranch,
     Request,
     SchedulerState,
     SlidingConfig,
@@ -96,13 +96,16 @@ def test_observe_rejects_a_latency_that_is_not_one(name: str, latency: float) ->
         policy.observe(pstate, STATE, plan, latency)
 
 
-def test_the_plan_path_is_a_closed_set_of_strings() -> None:
-    with pytest.raises(SlidingPolicyError, match="path='chunkr' is not one of chunker"):
-        BatchPlan((), "chunkr", 0, 0.0)
-    plan = BatchPlan((Allocation("a", 10),), "chunker", 10, 0.01)
-    assert plan.path is PlanPath.CHUNKER
-    assert plan.path == "chunker"  # type: ignore[comparison-overlap]
-    assert json.loads(log_line(STATE, plan, 64))["plan"]["path"] == "chunker"
+def test_the_plan_branch_is_a_closed_set_of_strings_and_its_policy_an_open_name() -> None:
+    with pytest.raises(SlidingPolicyError, match="branch='chunkr' is not one of chunker"):
+        BatchPlan((), "chunkr", "slidingserve", 0, 0.0)
+    with pytest.raises(SlidingPolicyError, match="batch plan: policy must be a str, got 7"):
+        BatchPlan((), "idle", 7, 0, 0.0)  # type: ignore[arg-type]
+    plan = BatchPlan((Allocation("a", 10),), "chunker", "slidingserve", 10, 0.01)
+    assert plan.branch is PlanBranch.CHUNKER
+    assert plan.branch == "chunker"  # type: ignore[comparison-overlap]
+    written = json.loads(log_line(STATE, plan, 64))["plan"]
+    assert (written["branch"], written["policy"]) == ("chunker", "slidingserve")
     assert parse_line(log_line(STATE, plan, 64))[1] == plan
 
 
@@ -131,6 +134,6 @@ def test_an_interrupted_write_leaves_the_old_file_and_no_temporary(tmp_path: Pat
 def test_online_observe_names_a_plan_request_that_is_not_live() -> None:
     policy = by_name("slidingserve", default_predictor(), refit_every=10)
     pstate = policy.init()
-    ghost = BatchPlan((Allocation("ghost", 10),), "chunker", 10, 0.01)
+    ghost = BatchPlan((Allocation("ghost", 10),), "chunker", "slidingserve", 10, 0.01)
     with pytest.raises(SlidingPolicyError, match="observation: plan allocates 'ghost', not live"):
         policy.observe(pstate, STATE, ghost, 0.01)

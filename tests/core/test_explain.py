@@ -24,7 +24,7 @@ from slidingpolicy.explain import Explanation, explain, sliding_of
 from slidingpolicy.policies import by_name
 from slidingpolicy.pricing.model import LatencyPredictor
 from slidingpolicy.records.config import SlidingConfig
-from slidingpolicy.records.plan import BatchPlan, PlanPath
+from slidingpolicy.records.plan import BatchPlan, PlanBranch
 from slidingpolicy.records.request import Request
 from tests.strategies import configs, pressed_states, realistic_predictors, states
 
@@ -46,7 +46,7 @@ def test_the_explained_plan_is_the_policys_and_its_steps_agree_with_it(
     assert found.plan == plan
     prefills = _prefills(plan, found)
     best = [w for w in found.anchors if w.best]
-    if plan.path == PlanPath.CONSTRUCTOR:
+    if plan.branch == PlanBranch.CONSTRUCTOR:
         (chosen,) = best
         assert chosen.anchor == plan.diagnostics.anchor
         assert set(chosen.chosen) == set(prefills)
@@ -56,7 +56,7 @@ def test_the_explained_plan_is_the_policys_and_its_steps_agree_with_it(
         assert not best
         assert found.handover
     if found.split is not None:
-        assert plan.path == PlanPath.CHUNKER
+        assert plan.branch == PlanBranch.CHUNKER
         assert found.split.chosen == sum(prefills.values())
         assert found.split.budget_sum == plan.diagnostics.budget_sum
         order = [r.request.id for r in found.order]
@@ -100,7 +100,7 @@ def test_a_promoted_request_in_the_candidate_batch_is_explained_as_planned() -> 
     policy, state = _promoted_and_at_risk()
     plan, _ = policy.plan(policy.init(), state)
     found = explain(policy, state)
-    assert plan.path == PlanPath.CHUNKER
+    assert plan.branch == PlanBranch.CHUNKER
     assert found.plan == plan
     assert [(r.request.id, r.level) for r in found.order][:2] == [
         ("old", "promoted"),
@@ -176,7 +176,7 @@ def test_the_scene_example_is_the_docs_worked_example() -> None:
     assert found.risky == ("r1",)
     (work,) = found.anchors
     assert (work.capacity, work.chosen) == (1060, ("r1",))
-    assert found.plan.path == PlanPath.CONSTRUCTOR
+    assert found.plan.branch == PlanBranch.CONSTRUCTOR
 
 
 def test_the_readme_example_is_the_readmes_state() -> None:

@@ -28,11 +28,11 @@ PREDICTOR = LatencyPredictor(FLAT, FLAT, FLAT, fallback=FLAT)
 
 
 def plan(
-    tokens: dict[str, int], path: str = "chunker", latency: float = 0.0, **extra: object
+    tokens: dict[str, int], branch: str = "chunker", latency: float = 0.0, **extra: object
 ) -> BatchPlan:
     allocations = tuple(Allocation(i, n) for i, n in tokens.items())
     prefill = sum(n for i, n in tokens.items() if i.startswith("p"))
-    return BatchPlan(allocations, path, prefill, latency, **extra)  # type: ignore[arg-type]
+    return BatchPlan(allocations, branch, "test", prefill, latency, **extra)  # type: ignore[arg-type]
 
 
 def numbers(found: list[Violation]) -> list[int]:
@@ -62,7 +62,7 @@ def test_allocation_invariants(tokens: dict[str, int], invariant: int) -> None:
 
 
 def test_duplicate_ids_break_invariant_1() -> None:
-    twice = BatchPlan((Allocation("d1", 1), Allocation("d1", 1)), "chunker", 0, 0.0)
+    twice = BatchPlan((Allocation("d1", 1), Allocation("d1", 1)), "chunker", "slidingserve", 0, 0.0)
     assert 1 in numbers(check_plan(STATE, twice))
 
 

@@ -49,7 +49,7 @@ class Overruns:
 
     def observe(self, pstate: Any, state: SchedulerState, plan: BatchPlan, latency: float) -> Any:
         t_cur = plan.diagnostics.t_cur
-        if plan.path == "chunker" and plan.prefill_budget > 0 and t_cur is not None:
+        if plan.branch == "chunker" and plan.prefill_budget > 0 and t_cur is not None:
             self.bound += 1
             self.over += latency > t_cur
         return self.inner.observe(pstate, state, plan, latency)

@@ -69,7 +69,7 @@ def test_constructor_plan_meets_its_anchor_slack(
 ) -> None:
     policy = SlidingServe(predictor)
     plan, _ = policy.plan(policy.init(), state)
-    if plan.path != "constructor":
+    if plan.branch != "constructor":
         return
     by_id = {r.id: r for r in state.requests}
     anchor = by_id[plan.diagnostics.anchor or ""]
@@ -96,7 +96,7 @@ def test_pressed_states_reach_the_constructor() -> None:
     @given(pressed_states())
     @settings(max_examples=200, database=None)
     def record(state: SchedulerState) -> None:
-        seen[policy.plan(policy.init(), state)[0].path] += 1
+        seen[policy.plan(policy.init(), state)[0].branch] += 1
 
     record()
     assert seen["constructor"] >= 20, seen
@@ -144,7 +144,7 @@ def test_constructor_off_never_takes_the_constructor_path(
     state: SchedulerState, predictor: LatencyPredictor
 ) -> None:
     policy = SlidingServe(predictor, SlidingConfig(constructor=False))
-    assert policy.plan(policy.init(), state)[0].path in ("chunker", "idle")
+    assert policy.plan(policy.init(), state)[0].branch in ("chunker", "idle")
 
 
 def test_online_refit_learns_the_observed_latencies() -> None:
@@ -185,5 +185,5 @@ def test_observe_without_online_learning_keeps_the_state() -> None:
     pstate = policy.init()
     state = SchedulerState(1.0, (), 8000.0)
     plan, _ = policy.plan(pstate, state)
-    assert plan.path == "idle"
+    assert plan.branch == "idle"
     assert policy.observe(pstate, state, plan, 0.01) is pstate

@@ -154,11 +154,11 @@ def test_state_splits_decoding_and_candidates_in_order() -> None:
         (lambda: Allocation("r1", 0), "allocation 'r1': tokens=0 must be >= 1"),
         (lambda: Allocation("r1", 1.0), "allocation 'r1': tokens must be an int"),  # type: ignore[arg-type]
         (
-            lambda: BatchPlan((), "chunker", -1, 0.0),
+            lambda: BatchPlan((), "chunker", "slidingserve", -1, 0.0),
             "batch plan: prefill_budget=-1 must be >= 0",
         ),
         (
-            lambda: BatchPlan((), "chunker", 0, math.nan),
+            lambda: BatchPlan((), "chunker", "slidingserve", 0, math.nan),
             "batch plan: predicted_latency=nan must be finite",
         ),
         (lambda: LinearModel(-1.0, (0.0,) * 7), "linear model: intercept=-1.0 must be >= 0"),

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from slidingpolicy import (
     Allocation,
     BatchPlan,
-    PlanPath,
+    PlanBranch,
     Request,
     SchedulerState,
     by_name,
@@ -106,7 +106,8 @@ def test_a_late_start_is_how_far_past_its_deadline_a_waiting_request_starts() ->
     state = SchedulerState(NOW, requests, 8000.0)
     plan = BatchPlan(
         tuple(Allocation(rid, 10) for rid in ("late", "early", "resumed")),
-        PlanPath.CHUNKER,
+        PlanBranch.CHUNKER,
+        "slidingserve",
         30,
         0.01,
     )

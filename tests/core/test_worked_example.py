@@ -77,7 +77,7 @@ def test_steps_2_to_4_the_policy_decides_by_the_constructor() -> None:
     assert d.risky == ("r1",)
     # Step 4: T_a = min(40, 30) ms; C_a = (30 − 8.8) / 0.02 = 1060 tokens; r1 takes 500, the
     # knapsack has 560 left and neither r2 (800) nor r4 (1024) fits: Y = {r1}.
-    assert plan.path == "constructor"
+    assert plan.branch == "constructor"
     assert d.anchor == "r1"
     assert d.t_cur == pytest.approx(0.030)
     assert plan.tokens_of() == {**{f"d{i}": 1 for i in range(8)}, "r1": 500}
@@ -112,7 +112,7 @@ def test_step_6_the_next_iteration_is_the_chunkers() -> None:
     """After r1 finishes, nothing is at risk and the SlidingChunker decides with T_cur."""
     later = SchedulerState(NOW, (*DECODES, R2, R3, R4, prefill("r5", 300, 0.6)), RHO)
     plan, _ = SlidingServe(PREDICTOR).plan(SlidingServe(PREDICTOR).init(), later)
-    assert plan.path == "chunker"
+    assert plan.branch == "chunker"
     assert plan.diagnostics.t_cur == pytest.approx(0.030)
     assert plan.predicted_latency <= 0.030 + 1e-12
     # T̂ is linear in the tokens, so eq. 9's cost is the same for every b the deadline allows

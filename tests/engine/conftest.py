@@ -49,7 +49,8 @@ class Fcfs:
         prefill = sum(a.tokens for a in allocations) - len(admission.decodes)
         plan = BatchPlan(
             allocations,
-            "vllm",
+            "whole",
+            self.name,
             prefill,
             0.01,
             preempted=admission.preempted,

@@ -28,7 +28,7 @@ class Fixed:
         return None
 
     def plan(self, pstate: None, state: SchedulerState) -> tuple[BatchPlan, None]:
-        return BatchPlan(self.allocations, "vllm", 0, 0.01), None
+        return BatchPlan(self.allocations, "whole", self.name, 0, 0.01), None
 
     def observe(self, pstate: None, state: SchedulerState, plan: BatchPlan, latency: float) -> None:
         return None

@@ -25,6 +25,7 @@ def _pair() -> tuple[SchedulerState, BatchPlan]:
     plan = BatchPlan(
         (Allocation("a", 1), Allocation("b", 256)),
         "chunker",
+        "slidingserve",
         256,
         0.02,
         Diagnostics(t_cur=0.05, budget_sum=300, risky=("b",)),
@@ -92,3 +93,64 @@ def test_a_bad_margin_names_the_field(margin: object) -> None:
     document["plan"]["diagnostics"]["margin"] = margin
     with pytest.raises(SlidingPolicyError, match="diagnostics: margin"):
         parse_line(json.dumps(document))
+
+
+OLD_PATHS = {
+    "chunker": ("chunker", ""),
+    "constructor": ("constructor", ""),
+    "idle": ("idle", ""),
+    "vllm": ("whole", "vllm"),
+    "sarathi": ("whole", "sarathi"),
+    "sarathi-edf": ("whole", "sarathi-edf"),
+    "qoserve": ("whole", "qoserve"),
+}
+"""Every `path` a plan of a line written before plans named their branch and policy held."""
+
+
+def _old_line(path: object) -> str:
+    """A log line as it was written then: the plan's `path`, no `branch` or `policy`."""
+    state, plan = _pair()
+    document = json.loads(log_line(state, plan, 2048))
+    del document["plan"]["branch"], document["plan"]["policy"]
+    document["plan"]["path"] = path
+    return json.dumps(document)
+
+
+@pytest.mark.parametrize("path", OLD_PATHS)
+def test_an_old_line_of_each_path_parses_to_its_branch_and_policy(path: str) -> None:
+    state, plan = _pair()
+    branch, policy = OLD_PATHS[path]
+    expected = attrs.evolve(plan, branch=branch, policy=policy)
+    assert parse_line(_old_line(path)) == (state, expected, 2048)
+    document = json.loads(_old_line(path))
+    document.update(latency=0.05, scheduled={"a": 1}, fallback=None)
+    assert parse_step(json.dumps(document))[1] == expected
+
+
+@pytest.mark.parametrize(
+    ("mutate", "needle"),
+    [
+        (lambda p: p.update(path="chunkr"), "plan: path='chunkr' is not one of chunker,"),
+        (lambda p: p.update(path=["vllm"]), r"plan: path=\['vllm'\] is not one of"),
+        (lambda p: p.update(branch="vllm"), "batch plan: branch='vllm' is not one of"),
+        (lambda p: p.update(branch="whole", policy=None), "batch plan: policy must be a str"),
+        (lambda p: p.pop("branch"), "plan: missing field 'branch'"),
+    ],
+)
+def test_a_plan_that_names_no_known_branch_is_malformed(mutate: object, needle: str) -> None:
+    state, plan = _pair()
+    document = json.loads(log_line(state, plan, 2048))
+    if "path" in needle:
+        del document["plan"]["branch"]
+    mutate(document["plan"])  # type: ignore[operator]
+    with pytest.raises(SlidingPolicyError, match=needle):
+        parse_line(json.dumps(document))
+
+
+def test_a_new_line_names_the_branch_and_the_policy_and_a_missing_policy_is_none() -> None:
+    state, plan = _pair()
+    document = json.loads(log_line(state, plan, 2048))
+    assert (document["plan"]["branch"], document["plan"]["policy"]) == ("chunker", "slidingserve")
+    assert "path" not in document["plan"]
+    del document["plan"]["policy"]
+    assert parse_line(json.dumps(document))[1] == attrs.evolve(plan, policy="")

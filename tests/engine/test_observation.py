@@ -115,7 +115,7 @@ def test_a_policy_without_observe_decodes_observes_every_iteration(
         )
         state = SchedulerState(now, requests, 900.0, frees[j])
         every_decode_one_token = BatchPlan(
-            tuple(Allocation(d.id, 1) for d in decodes), "vllm", 0, 0.0
+            tuple(Allocation(d.id, 1) for d in decodes), "whole", "", 0, 0.0
         )
         expected.append(seen(state, every_decode_one_token, latency))
         now += latency

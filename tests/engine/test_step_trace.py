@@ -132,7 +132,7 @@ def test_a_step_is_its_batch_and_measured_latency(tmp_path: Path) -> None:
         (_line(scheduled='{"a": 2000000000}'), "above"),
         (_line(fallback="3"), "fallback: must be null or a str"),
         (_line(token_budget="0"), "token_budget"),
-        (_line(plan='{"allocations": []}'), "missing field 'path'"),
+        (_line(plan='{"allocations": []}'), "missing field 'branch'"),
     ],
 )
 def test_a_malformed_line_is_named_by_file_and_line(line: str, needle: str, tmp_path: Path) -> None:
@@ -143,6 +143,18 @@ def test_a_malformed_line_is_named_by_file_and_line(line: str, needle: str, tmp_
     assert f"{trace}:3: " in str(raised.value)
     assert needle in str(raised.value)
     assert "expected JSONL" in str(raised.value)
+
+
+def test_a_step_written_before_plans_named_their_branch_is_read_as_its_branch(
+    tmp_path: Path,
+) -> None:
+    trace = tmp_path / "t.jsonl"
+    trace.write_text(_line(plan=PLAN) + "\n")
+    (sample,) = read_samples([trace]).samples
+    assert (sample.chunks, sample.latency) == ((1, 256), 0.05)
+    plan = parse_step(_line(plan=PLAN)).plan
+    assert plan is not None
+    assert (plan.branch, plan.policy) == ("whole", "vllm")
 
 
 def test_steps_without_a_measured_batch_are_skipped_and_counted(tmp_path: Path) -> None:

@@ -36,7 +36,7 @@ from slidingpolicy.hardware import default_hardware
 from slidingpolicy.policies import by_name
 from slidingpolicy.policies.online import Online
 from slidingpolicy.records.candidates import CandidateQueue
-from slidingpolicy.records.plan import Allocation, PlanPath
+from slidingpolicy.records.plan import Allocation, PlanBranch
 from slidingpolicy.stages.give_up import hopeless, without
 from slidingpolicy.step_trace import TraceStep
 from slidingpolicy.workloads import Poisson, make_workload
@@ -167,7 +167,7 @@ def test_the_engine_refuses_to_give_up_a_request_that_is_not_live() -> None:
             return None
 
         def plan(self, pstate: None, state: SchedulerState) -> tuple[BatchPlan, None]:
-            return BatchPlan((), PlanPath.IDLE, 0, 0.0, given_up=("ghost",)), None
+            return BatchPlan((), PlanBranch.IDLE, "slidingserve", 0, 0.0, given_up=("ghost",)), None
 
         def observe(self, pstate: None, *_: object) -> None:
             return None
@@ -186,13 +186,17 @@ def test_check_plan_names_a_bad_give_up() -> None:
         (("p", "p"), (), "'p' is given up twice"),
         (("p",), (one,), "'p' is given up and allocated"),
     ):
-        plan = BatchPlan(allocations, PlanPath.CHUNKER, 10, 0.0, given_up=given_up)
+        plan = BatchPlan(
+            allocations, PlanBranch.CHUNKER, "slidingserve", 10, 0.0, given_up=given_up
+        )
         found = [str(v) for v in check_plan(state, plan) if v.invariant == 1]
         assert found == [f"invariant 1: {message}"]
 
 
 def test_a_plan_with_requests_given_up_round_trips_and_one_without_reads_as_before() -> None:
-    plan = BatchPlan((Allocation("a", 3),), PlanPath.CHUNKER, 3, 0.01, given_up=("b", "c"))
+    plan = BatchPlan(
+        (Allocation("a", 3),), PlanBranch.CHUNKER, "slidingserve", 3, 0.01, given_up=("b", "c")
+    )
     assert plan_from_dict(plan_to_dict(plan)) == plan
     assert "given_up" not in plan_to_dict(attrs.evolve(plan, given_up=()))
 

@@ -40,7 +40,7 @@ def test_variant_plans_equal_slidingserve_with_its_configuration(
     name: str, predictor: LatencyPredictor, state: SchedulerState
 ) -> None:
     variant = by_name(name, predictor, learn=False)
-    reference = SlidingServe(predictor, CONFIGS[name])
+    reference = SlidingServe(predictor, CONFIGS[name], name=name)
     assert variant.name == name
     assert repr(variant.plan(variant.init(), state)) == repr(
         reference.plan(reference.init(), state)

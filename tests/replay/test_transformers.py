@@ -105,3 +105,12 @@ def test_the_qwen2_cpu_shapes() -> None:
         2,
         512,
     )
+
+
+def test_a_policy_arm_passes_its_plugins_to_the_adapter_and_the_native_arm_none() -> None:
+    arm = Arm("sarathi-edf", plugins=("/abs/my_policy.py",))
+    command = serve_command(PYTHON, MODEL, "m", 1, arm)
+    config = json.loads(command[command.index("--adapter-config") + 1])
+    assert config == {"plugins": ["/abs/my_policy.py"]}
+    native = serve_command(PYTHON, MODEL, "m", 1, Arm(plugins=("/abs/my_policy.py",)))
+    assert "--adapter-config" not in native

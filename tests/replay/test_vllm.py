@@ -84,3 +84,14 @@ def test_vllm_serves_opt_small_unless_told_and_has_one_native_arm() -> None:
 def test_a_model_folder_without_a_config_is_named(tmp_path: Path) -> None:
     with pytest.raises(EngineError, match=r"config\.json"):
         vocab_size(tmp_path)
+
+
+def test_a_policy_arm_names_the_plugins_that_register_it_for_the_adapter() -> None:
+    arm = Arm("shortest-first", (), plugins=("/abs/my_policy.py", "my_package.policies"))
+    command = serve_command(Path("/venv/bin/python"), Path("/m"), "m", 8001, arm)
+    config = json.loads(command[command.index("--additional-config") + 1])["slidingpolicy"]
+    assert config["plugins"] == ["/abs/my_policy.py", "my_package.policies"]
+    plain = serve_command(Path("/venv/bin/python"), Path("/m"), "m", 8001, Arm("vllm"))
+    assert (
+        "plugins" not in json.loads(plain[plain.index("--additional-config") + 1])["slidingpolicy"]
+    )

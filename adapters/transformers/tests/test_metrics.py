@@ -14,7 +14,7 @@ from slidingpolicy import (
     Allocation,
     BatchPlan,
     Diagnostics,
-    PlanPath,
+    PlanBranch,
     Request,
     SchedulerState,
     by_name,
@@ -55,7 +55,9 @@ def test_a_feed_adds_what_each_step_shows() -> None:
     policy = by_name("slidingserve+", default_predictor())
     state = SchedulerState(NOW, (_request("late", -1.5), _request("fresh", 0.5)), 8000.0)
     allocations = (Allocation("late", 10), Allocation("fresh", 10))
-    plan = BatchPlan(allocations, PlanPath.CHUNKER, 20, 0.04, Diagnostics(margin=1.5))
+    plan = BatchPlan(
+        allocations, PlanBranch.CHUNKER, "slidingserve+", 20, 0.04, Diagnostics(margin=1.5)
+    )
     faults: Counter[str] = Counter()
     live = {"late", "fresh"}.__contains__
     feed.decided(policy, Decision(state, plan, None), faults, live)

@@ -16,7 +16,7 @@ from slidingpolicy import (
     Allocation,
     BatchPlan,
     Diagnostics,
-    PlanPath,
+    PlanBranch,
     Request,
     SchedulerState,
     by_name,
@@ -49,9 +49,10 @@ def _request(rid: str, slack: float, prefilled: int = 0) -> Request:
     return Request(rid, NOW + slack - 2.0, 100, prefilled, 0, 2.0, 0.1)
 
 
-def _plan(state: SchedulerState, path: PlanPath, margin: float, latency: float) -> BatchPlan:
+def _plan(state: SchedulerState, branch: PlanBranch, margin: float, latency: float) -> BatchPlan:
     allocations = tuple(Allocation(r.id, 10) for r in state.prefill_candidates)
-    return BatchPlan(allocations, path, 10 * len(allocations), latency, Diagnostics(margin=margin))
+    prefill, diagnostics = 10 * len(allocations), Diagnostics(margin=margin)
+    return BatchPlan(allocations, branch, "slidingserve+", prefill, latency, diagnostics)
 
 
 def test_the_registry_holds_exactly_the_shared_metrics() -> None:
@@ -66,7 +67,7 @@ def test_the_registry_holds_exactly_the_shared_metrics() -> None:
         assert family.documentation == spec.help
     feed = MetricsFeed(PolicyMetrics(registry := CollectorRegistry()))
     state = SchedulerState(NOW, (_request("a", -1.0),), 8000.0)
-    plan = _plan(state, PlanPath.CHUNKER, 1.5, 0.01)
+    plan = _plan(state, PlanBranch.CHUNKER, 1.5, 0.01)
     policy = by_name("slidingserve+", default_predictor())
     feed.decided(policy, Decision(state, plan, None), {"k": 1}, lambda rid: True)
     feed.decided(policy, Decision(state, None, "policy raised E"), {}, lambda rid: True)
@@ -86,7 +87,11 @@ def test_a_feed_counts_plans_fallbacks_faults_and_the_margin() -> None:
     state = SchedulerState(NOW, (_request("a", 1.0),), 8000.0)
     live = {"a"}.__contains__
     faults: Counter[str] = Counter()
-    for path, margin in [(PlanPath.CHUNKER, 1.5), (PlanPath.CHUNKER, 1.7), (PlanPath.IDLE, 1.2)]:
+    for path, margin in [
+        (PlanBranch.CHUNKER, 1.5),
+        (PlanBranch.CHUNKER, 1.7),
+        (PlanBranch.IDLE, 1.2),
+    ]:
         feed.decided(policy, Decision(state, _plan(state, path, margin, 0.01), None), faults, live)
     faults["policy raised E"] += 2
     feed.decided(policy, Decision(state, None, "policy raised E"), faults, live)
@@ -106,7 +111,7 @@ def test_a_feed_observes_step_times_and_late_starts() -> None:
     registry = CollectorRegistry()
     feed = MetricsFeed(PolicyMetrics(registry))
     state = SchedulerState(NOW, (_request("late", -1.5), _request("fresh", 0.5)), 8000.0)
-    plan = _plan(state, PlanPath.CHUNKER, 1.5, 0.04)
+    plan = _plan(state, PlanBranch.CHUNKER, 1.5, 0.04)
     feed.observed(Decision(state, plan, None), state, plan, 0.05, None)
     feed.observed(Decision(state, plan, "plan breaks invariant 2"), state, plan, 0.2, None)
     assert _value(registry, "slidingpolicy_step_seconds_count") == 2

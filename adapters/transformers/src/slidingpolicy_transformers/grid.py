@@ -15,14 +15,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import attrs
-from slidingpolicy import Allocation, BatchPlan, PlanPath, Request, SchedulerState
+from slidingpolicy import Allocation, BatchPlan, PlanBranch, Request, SchedulerState
 
 DECODER = "dec-"
 CHUNK = "chunk-"
 """The id prefixes of the grid's requests: a step whose only prefill is a ``chunk-`` request
 is a cell's step; one that prefills a ``dec-`` request is a setup step."""
 
-IDLE = BatchPlan((), PlanPath.IDLE, 0, 0.0)
+NAME = "grid"
+IDLE = BatchPlan((), PlanBranch.IDLE, NAME, 0, 0.0)
 
 
 class GridError(ValueError):
@@ -162,7 +163,7 @@ class GridPolicy:
     @property
     def name(self) -> str:
         """The policy's name."""
-        return "grid"
+        return NAME
 
     @property
     def token_budget(self) -> int:
@@ -198,7 +199,7 @@ class GridPolicy:
             if chunk is None or chunk.remaining_prefill < cell.chunk:
                 return IDLE, unplanned
             allocations.append(Allocation(chunk.id, cell.chunk))
-        plan = BatchPlan(tuple(allocations), PlanPath.SARATHI, cell.chunk, 0.0)
+        plan = BatchPlan(tuple(allocations), PlanBranch.WHOLE, NAME, cell.chunk, 0.0)
         return plan, attrs.evolve(pstate, planned=True)
 
     def _setup(self, waiting: Sequence[Request]) -> BatchPlan:
@@ -212,7 +213,7 @@ class GridPolicy:
             if not room:
                 break
         total = self.token_budget - room
-        return BatchPlan(tuple(allocations), PlanPath.SARATHI, total, 0.0)
+        return BatchPlan(tuple(allocations), PlanBranch.WHOLE, NAME, total, 0.0)
 
     def observe(
         self, pstate: GridState, state: SchedulerState, plan: BatchPlan, latency: float

@@ -113,7 +113,7 @@ class MetricsFeed:
         if fallback is not None:
             metrics.fallback_steps.labels(fallback).inc()
         elif plan is not None:
-            metrics.plans.labels(plan.path.value).inc()
+            metrics.plans.labels(plan.branch.value).inc()
             metrics.margin.set(plan.diagnostics.margin)
         if state is not None:
             seen = self._demoted

@@ -14,7 +14,7 @@ from slidingpolicy.pricing.queue import PricedQueue
 from slidingpolicy.records.request import Request
 from slidingpolicy.stages.check import check_violations
 from slidingpolicy.stages.construct import Construction, construct_batch
-from tests.core.reference import one_anchor
+from tests.stages.reference import one_anchor
 from tests.strategies import predictors
 
 EXHAUSTIVE_CASES = 300

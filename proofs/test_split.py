@@ -50,7 +50,7 @@ def test_exact_split_equals_exhaustive_scan(problem: Problem) -> None:
 def test_exact_split_takes_the_largest_of_equal_costs(problem: Problem) -> None:
     """No deferral (docs/decisions.md): no feasible b' > b in range costs at most
     cost(b)·(1 + COST_TIE), on 300 grid-weight cases where costs equal in exact arithmetic
-    differ only by rounding. Exact float comparison fails this (tests/core/
+    differ only by rounding. Exact float comparison fails this (tests/stages/
     test_worked_example.py::test_step_6 is one such plateau)."""
     case, budget_sum, cap, deadline = problem
     fill = case.fill()

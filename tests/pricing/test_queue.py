@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from slidingpolicy import LatencyPredictor
 from slidingpolicy.pricing.queue import PricedQueue, greedy_fill
-from tests.core.reference import interval_batch, predicted
+from tests.stages.reference import interval_batch, predicted
 from tests.strategies import predictors
 
 queues = st.lists(st.tuples(st.integers(1, 12), st.integers(0, 40)), max_size=8)

@@ -33,7 +33,7 @@ from slidingpolicy import (
 from slidingpolicy.pricing.queue import PricedQueue
 from slidingpolicy.stages.construct import values
 from slidingpolicy.stages.order import is_urgent
-from tests.core.reference import one_anchor
+from tests.stages.reference import one_anchor
 
 NOW = 0.0  # the clock origin; only slacks matter, and s = L_ttft is then exact in floats
 RHO = 5000.0

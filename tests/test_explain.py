@@ -28,7 +28,7 @@ from slidingpolicy.records.plan import BatchPlan, PlanBranch
 from slidingpolicy.records.request import Request
 from tests.strategies import configs, pressed_states, realistic_predictors, states
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def _prefills(plan: BatchPlan, found: Explanation) -> dict[str, int]:

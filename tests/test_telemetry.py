@@ -129,7 +129,7 @@ def test_late_starts_are_non_negative_one_per_late_waiting_request(state: Schedu
 def test_both_adapters_feed_the_metrics_with_the_same_code() -> None:
     """Each adapter is its own distribution, so each holds the feed; past their docstrings
     (which say where the engine serves `/metrics`) the two modules are one text."""
-    root = Path(__file__).resolve().parents[2]
+    root = Path(__file__).resolve().parents[1]
     modules = [
         root / "adapters/vllm/src/slidingpolicy_vllm/metrics.py",
         root / "adapters/transformers/src/slidingpolicy_transformers/metrics.py",

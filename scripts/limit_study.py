@@ -33,9 +33,9 @@ from slidingpolicy.bound.limits import cost_of, limit
 from slidingpolicy.bound.population import population
 from slidingpolicy.engine.batches import recording
 from slidingpolicy.engine.capacity import search
-from slidingpolicy.engine.metrics import SLO_TARGET
 from slidingpolicy.engine.simulator import EngineOptions, simulate
 from slidingpolicy.engine.sweep import HardwareSpec, RunSpec, WorkloadSpec, predictor_of
+from slidingpolicy.metrics import SLO_TARGET
 from slidingpolicy.policies import by_name
 from slidingpolicy.workloads import Poisson, RequestSpec, Workload
 

@@ -14,8 +14,8 @@ from slidingpolicy.bound.fluid import FluidBound, fluid_bound
 from slidingpolicy.bound.population import population
 from slidingpolicy.bound.trace import attainable
 from slidingpolicy.engine.capacity import PRECISION, search
-from slidingpolicy.engine.metrics import SLO_TARGET
 from slidingpolicy.engine.sweep import HardwareSpec, RunSpec, WorkloadSpec
+from slidingpolicy.metrics import SLO_TARGET
 
 
 @functools.lru_cache(maxsize=16)

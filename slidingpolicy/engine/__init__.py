@@ -4,15 +4,6 @@ from __future__ import annotations
 
 from slidingpolicy.engine.capacity import CapacityResult, capacities, capacity_search
 from slidingpolicy.engine.kv import KVCache
-from slidingpolicy.engine.metrics import (
-    SLO_TARGET,
-    Metrics,
-    RequestOutcome,
-    TokenLog,
-    percentile,
-    summarize,
-    token_deadline,
-)
 from slidingpolicy.engine.simulator import (
     EngineError,
     EngineOptions,
@@ -30,6 +21,15 @@ from slidingpolicy.engine.sweep import (
     run,
     run_many,
     sweep,
+)
+from slidingpolicy.metrics import (
+    SLO_TARGET,
+    Metrics,
+    RequestOutcome,
+    TokenLog,
+    percentile,
+    summarize,
+    token_deadline,
 )
 
 __all__ = [

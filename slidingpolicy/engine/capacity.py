@@ -26,10 +26,10 @@ from typing import Any
 import attrs
 
 from slidingpolicy import _validate
-from slidingpolicy.engine.metrics import SLO_TARGET
 from slidingpolicy.engine.sweep import RunSpec, RunSummary, run
 from slidingpolicy.engine.workers import trial_runner
 from slidingpolicy.errors import InvalidRecordError
+from slidingpolicy.metrics import SLO_TARGET
 
 PRECISION = 0.025
 MIN_RATE = 1.0 / 64

@@ -19,9 +19,9 @@ import numpy as np
 
 from slidingpolicy._io import replace_atomically, write_text
 from slidingpolicy.engine.capacity import CapacityResult
-from slidingpolicy.engine.metrics import LATENCIES, Metrics, RequestOutcome, stat_fields
 from slidingpolicy.engine.provenance import provenance
 from slidingpolicy.engine.sweep import RunSummary
+from slidingpolicy.metrics import LATENCIES, Metrics, RequestOutcome, stat_fields
 from slidingpolicy.workloads import Workload
 
 METRIC_COLUMNS = (
@@ -36,7 +36,7 @@ METRIC_COLUMNS = (
     "preemptions",
     "predictor_mae",
 )
-"""The metrics of a CSV row (`engine.metrics` defines each)."""
+"""The metrics of a CSV row (`slidingpolicy.metrics` defines each)."""
 
 
 def _clean(value: Any) -> Any:

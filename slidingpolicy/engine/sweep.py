@@ -17,13 +17,13 @@ from typing import Any
 import attrs
 
 from slidingpolicy import _validate
-from slidingpolicy.engine.metrics import Metrics
 from slidingpolicy.engine.simulator import EngineOptions, EngineStats, simulate
 from slidingpolicy.engine.workers import trial_runner
 from slidingpolicy.errors import InvalidRecordError
 from slidingpolicy.hardware import HardwareModel, build_hardware
 from slidingpolicy.hardware.build import DEFAULT_NOISE_SIGMA
 from slidingpolicy.hardware.traced import traced_model
+from slidingpolicy.metrics import Metrics
 from slidingpolicy.policies import by_name
 from slidingpolicy.policies.labels import label, parse_label
 from slidingpolicy.predictors.calibration import predictor_for

@@ -16,9 +16,9 @@ from typing import Any
 import attrs
 import numpy as np
 
-from slidingpolicy.engine.metrics import SLO_TARGET, Metrics, RequestOutcome
 from slidingpolicy.engine.results import metrics_row, request_rows
 from slidingpolicy.engine.sweep import WorkloadSpec
+from slidingpolicy.metrics import SLO_TARGET, Metrics, RequestOutcome
 from slidingpolicy.replay.matrix import Cell
 from slidingpolicy.replay.measure import UNOBSERVED, Measured
 from slidingpolicy.workloads import Workload

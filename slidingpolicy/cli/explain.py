@@ -99,7 +99,7 @@ def explain_command(
     found = explain(chosen, state)
     print_explanation(found)
     if figure is not None and can_plot():
-        from slidingpolicy.engine.explain_figure import plot_explanation
+        from slidingpolicy.figures.explain_figure import plot_explanation
 
         plot_explanation(found, figure)
         console.print(f"figure in {figure}", markup=False)
@@ -132,7 +132,7 @@ def _scene(
 
 
 def _predictor_of(hardware: HardwareChoice) -> LatencyPredictor:
-    from slidingpolicy.engine.sweep import HardwareSpec
+    from slidingpolicy.runs.specs import HardwareSpec
 
     spec = HardwareSpec(hardware.gpu, hardware.model, hardware.tp)
     spec.build()

@@ -75,9 +75,9 @@ def replay_fidelity(
     error, and whether the ranking of arms agrees where the real runs separate them. Writes
     fidelity.json, fidelity.csv, ranking.csv and fidelity.png under OUT.
     """
-    from slidingpolicy.engine.results import write_csv, write_results
     from slidingpolicy.replay.fidelity import ranking_rows, setting_runs, table_rows
     from slidingpolicy.replay.recorded import read_replay
+    from slidingpolicy.runs.results import write_csv, write_results
 
     for trace in hardware_trace:
         if not trace.is_file():
@@ -147,8 +147,8 @@ def _describe(simulation: Simulation) -> dict[str, Any]:
 
 def _simulate(recorded: Recorded, simulation: Simulation, workers: int | None) -> list[Any]:
     """Every (arm, rate, seed) of the replay simulated, in `setting_runs` order."""
-    from slidingpolicy.engine.sweep import run_many
     from slidingpolicy.replay.fidelity import setting_runs
+    from slidingpolicy.runs.specs import run_many
 
     specs = [simulation.spec(run) for *_, run in setting_runs(recorded)]
     with progress("simulating", len(specs)) as ticker:

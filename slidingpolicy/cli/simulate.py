@@ -165,7 +165,7 @@ def write_results(
 ) -> None:
     """results.json (with `command` in its provenance), timings.json, requests.csv and
     requests.png under `out`."""
-    from slidingpolicy.engine import results
+    from slidingpolicy.runs import results
 
     spec, work, m = checked.spec, checked.workload, output.metrics
     rows = results.request_rows(work, output.outcome)
@@ -184,7 +184,7 @@ def write_results(
     results.write_csv(out / "requests.csv", rows)
     if not can_plot():
         return
-    from slidingpolicy.engine.plots import plot_requests
+    from slidingpolicy.figures.plots import plot_requests
 
     plot_requests(
         work,

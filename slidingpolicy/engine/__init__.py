@@ -1,8 +1,11 @@
-"""The offline engine: simulate policies on workloads over hardware models, and measure them."""
+"""The offline engine: simulate a policy on a workload over a hardware model, and measure it.
+
+Running many simulations (specs, sweeps, capacity searches, where trials run, results on
+disk) is `slidingpolicy.runs`; the figures are `slidingpolicy.figures`.
+"""
 
 from __future__ import annotations
 
-from slidingpolicy.engine.capacity import CapacityResult, capacities, capacity_search
 from slidingpolicy.engine.kv import KVCache
 from slidingpolicy.engine.simulator import (
     EngineError,
@@ -12,15 +15,6 @@ from slidingpolicy.engine.simulator import (
     RunOutput,
     engine_rng,
     simulate,
-)
-from slidingpolicy.engine.sweep import (
-    HardwareSpec,
-    RunSpec,
-    RunSummary,
-    WorkloadSpec,
-    run,
-    run_many,
-    sweep,
 )
 from slidingpolicy.metrics import (
     SLO_TARGET,
@@ -34,28 +28,18 @@ from slidingpolicy.metrics import (
 
 __all__ = [
     "SLO_TARGET",
-    "CapacityResult",
     "EngineError",
     "EngineOptions",
     "EngineStats",
-    "HardwareSpec",
     "KVCache",
     "Metrics",
     "PlanViolationError",
     "RequestOutcome",
     "RunOutput",
-    "RunSpec",
-    "RunSummary",
     "TokenLog",
-    "WorkloadSpec",
-    "capacities",
-    "capacity_search",
     "engine_rng",
     "percentile",
-    "run",
-    "run_many",
     "simulate",
     "summarize",
-    "sweep",
     "token_deadline",
 ]

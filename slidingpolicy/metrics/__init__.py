@@ -30,7 +30,7 @@ One definition each, used by the engine, the CLI, the reports and the tests:
     (read its answer, or retry elsewhere); the TTFT p99 when none is given up;
 - **goodput**: the requests that attained their SLO per second of the run's span (what `vllm
   bench serve` calls request goodput); the engine's *capacity* is the highest arrival rate at
-  which attainment stays ≥ 99% (`engine.capacity`);
+  which attainment stays ≥ 99% (`runs.capacity_search`);
 - throughput: output tokens (and completed requests) per second of the run's span, from the
   first arrival to the last token;
 - predictor error: the policy's predicted latency of a plan against the iteration's measured

@@ -11,8 +11,6 @@ from typing import Any, TypeVar
 
 from slidingpolicy._io import write_text
 from slidingpolicy._parse import read_json
-from slidingpolicy.engine.results import write_json, write_results
-from slidingpolicy.engine.workers import cluster
 from slidingpolicy.errors import SlidingPolicyError
 from slidingpolicy.reproduce.config import ReproConfig
 from slidingpolicy.reproduce.experiments import (
@@ -27,6 +25,8 @@ from slidingpolicy.reproduce.experiments import (
 )
 from slidingpolicy.reproduce.figures import draw
 from slidingpolicy.reproduce.report import render
+from slidingpolicy.runs.results import write_json, write_results
+from slidingpolicy.runs.workers import cluster
 
 T = TypeVar("T")
 

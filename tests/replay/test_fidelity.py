@@ -10,7 +10,6 @@ from typing import Any
 import pytest
 
 from slidingpolicy.cli import main
-from slidingpolicy.engine.sweep import run
 from slidingpolicy.predictors import packaged_path
 from slidingpolicy.replay.fidelity import (
     Simulation,
@@ -21,6 +20,7 @@ from slidingpolicy.replay.fidelity import (
     within_bounds,
 )
 from slidingpolicy.replay.recorded import read_replay
+from slidingpolicy.runs.specs import run
 from tests.cli.conftest import run_cli
 from tests.replay.test_cli import one_line_error
 

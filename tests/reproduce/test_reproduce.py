@@ -18,10 +18,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from slidingpolicy.engine.capacity import capacity_search
 from slidingpolicy.engine.simulator import simulate
-from slidingpolicy.engine.sweep import predictor_of, run
-from slidingpolicy.engine.workers import cluster
 from slidingpolicy.errors import InvalidRecordError
 from slidingpolicy.policies import by_name
 from slidingpolicy.reproduce import QUICK, write_report
@@ -43,6 +40,9 @@ from slidingpolicy.reproduce.experiments import (
 from slidingpolicy.reproduce.report import Capacities, burst_section, render
 from slidingpolicy.reproduce.run import REPORT, RESULTS, TIMINGS
 from slidingpolicy.reproduce.timing import timed
+from slidingpolicy.runs.capacity_search import capacity_search
+from slidingpolicy.runs.specs import predictor_of, run
+from slidingpolicy.runs.workers import cluster
 from tests.engine.test_golden import linear_algebra_fingerprint
 
 REPORT_DIR = Path(__file__).resolve().parents[2] / "docs" / "report"
@@ -341,7 +341,7 @@ def test_the_robustness_verdict_is_decided_by_the_numbers(
 def test_a_limit_of_the_committed_report_reproduces() -> None:
     """The limit is the fluid bound of the case, computed again here."""
     from slidingpolicy.bound.limits import limit
-    from slidingpolicy.engine.sweep import WorkloadSpec
+    from slidingpolicy.runs.specs import WorkloadSpec
 
     results, _ = _committed()
     setting, dataset = PAPER_SETTINGS[1], "sharegpt"

@@ -9,8 +9,8 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 from matplotlib.axes import Axes
 
-from slidingpolicy.engine.plots import _save
 from slidingpolicy.explain import Explanation, Split
+from slidingpolicy.figures.plots import _save
 
 LEVEL_COLOURS = {
     "protected": "#8172b2",

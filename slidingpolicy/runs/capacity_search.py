@@ -37,7 +37,7 @@ MAX_RATE = 4096.0
 MAX_TRIALS = 25
 """The most trials one search takes from any start in [MIN_RATE, MAX_RATE]: one, 18 to
 bracket the capacity by doubling or halving (log2(MAX_RATE / MIN_RATE)), 6 to bisect the
-bracket to `PRECISION` (tests/engine/test_capacity.py)."""
+bracket to `PRECISION` (tests/runs/test_capacity_search.py)."""
 
 Trial = tuple[float, float]
 Search = Generator[list[float], list[float], tuple[float, float]]

@@ -281,7 +281,7 @@ def _no_tick(_: int) -> None:
 
 def test_the_reports_own_trials_on_ray_equal_the_local_ones() -> None:
     """Fig. 6's and Table 5's trials through one connection (`cluster`), as `reproduce` runs
-    them with --ray; capacity and load trials on Ray are tests/engine/test_workers.py's."""
+    them with --ray; capacity and load trials on Ray are tests/runs/test_workers.py's."""
     ray = pytest.importorskip("ray", reason="Ray is an optional extra: slidingpolicy[ray]")
     base = burst_spec(QUICK, PAPER_SETTINGS[0], "mixed-v1", 0.5)
     base = attrs.evolve(base, workload=attrs.evolve(base.workload, requests=60))

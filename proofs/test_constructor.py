@@ -12,8 +12,8 @@ from proofs.lex import Rank, judge
 from slidingpolicy.pricing.model import LatencyPredictor
 from slidingpolicy.pricing.queue import PricedQueue
 from slidingpolicy.records.request import Request
-from slidingpolicy.stages.check import check_violations
 from slidingpolicy.stages.construct import Construction, construct_batch
+from slidingpolicy.stages.violation_check import check_violations
 from tests.core.reference import one_anchor
 from tests.strategies import predictors
 

@@ -33,11 +33,11 @@ from numpy.typing import NDArray
 
 from slidingpolicy import _validate
 from slidingpolicy.engine.decode_run import run_times
-from slidingpolicy.engine.errors import EngineError, PlanViolationError
 from slidingpolicy.engine.kv import KVCache, blocks_for
 from slidingpolicy.engine.memory import fit_kv
 from slidingpolicy.engine.noise import Normals, engine_rng
 from slidingpolicy.engine.observation import decode_iterations, observe_decode_run
+from slidingpolicy.engine.run_errors import EngineError, PlanViolationError
 from slidingpolicy.engine.table import RequestTable
 from slidingpolicy.engine.timeline import Timeline
 from slidingpolicy.engine.trusted import trusted_state

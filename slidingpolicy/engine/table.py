@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 from bisect import insort
 
-from slidingpolicy.engine.errors import EngineError
+from slidingpolicy.engine.run_errors import EngineError
 from slidingpolicy.engine.trusted import trusted_request
 from slidingpolicy.metrics import TokenLog
 from slidingpolicy.records.candidates import CandidateQueue

@@ -19,7 +19,7 @@ from slidingpolicy.policies import by_name
 from slidingpolicy.predictors import PACKAGED, profile_key
 from slidingpolicy.predictors.profiling import profile
 from slidingpolicy.pricing import evaluate, fit_predictor
-from slidingpolicy.reproduce.config import (
+from slidingpolicy.reproduce.presets import (
     LOAD_POLICIES,
     LOADS,
     OUR_ABLATION,

@@ -12,7 +12,6 @@ from typing import Any, TypeVar
 from slidingpolicy._io import write_text
 from slidingpolicy._parse import read_json
 from slidingpolicy.errors import SlidingPolicyError
-from slidingpolicy.reproduce.config import ReproConfig
 from slidingpolicy.reproduce.experiments import (
     Bar,
     burst_rows,
@@ -24,6 +23,7 @@ from slidingpolicy.reproduce.experiments import (
     robustness_rows,
 )
 from slidingpolicy.reproduce.figures import draw
+from slidingpolicy.reproduce.presets import ReproConfig
 from slidingpolicy.reproduce.report import render
 from slidingpolicy.runs.results import write_json, write_results
 from slidingpolicy.runs.workers import cluster

@@ -8,8 +8,8 @@ from slidingpolicy import _validate
 from slidingpolicy.pricing.budget import fill_budget
 from slidingpolicy.pricing.queue import PricedQueue
 from slidingpolicy.pricing.split import exact_split, ternary_split, window_split
-from slidingpolicy.records.config import MAX_WINDOW, SlidingConfig
 from slidingpolicy.records.plan import BatchPlan, Diagnostics, PlanBranch
+from slidingpolicy.records.sliding_config import MAX_WINDOW, SlidingConfig
 from slidingpolicy.stages.assemble import greedy_plan
 from slidingpolicy.stages.draft import Draft
 

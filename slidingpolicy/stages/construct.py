@@ -12,10 +12,10 @@ from slidingpolicy.pricing.queue import PricedQueue
 from slidingpolicy.records.plan import BatchPlan, Diagnostics, PlanBranch
 from slidingpolicy.records.request import Request
 from slidingpolicy.stages.assemble import assemble
-from slidingpolicy.stages.check import CandidateBatch, check_violations
 from slidingpolicy.stages.draft import Draft
 from slidingpolicy.stages.knapsack import knapsack, max_count
 from slidingpolicy.stages.order import promotion_line
+from slidingpolicy.stages.violation_check import CandidateBatch, check_violations
 
 
 @attrs.frozen(slots=True)

@@ -9,8 +9,8 @@ import attrs
 
 from slidingpolicy.pricing.model import LatencyPredictor
 from slidingpolicy.pricing.queue import PricedQueue
-from slidingpolicy.records.config import SlidingConfig
 from slidingpolicy.records.request import Request
+from slidingpolicy.records.sliding_config import SlidingConfig
 from slidingpolicy.records.state import SchedulerState
 from slidingpolicy.stages.admit import Admission, admit, kv_admitted
 from slidingpolicy.stages.deadlines import window_deadlines

@@ -11,7 +11,7 @@ import pytest
 
 from slidingpolicy.cli import main
 from slidingpolicy.predictors import packaged_path
-from slidingpolicy.replay.fidelity import (
+from slidingpolicy.replay.engine_fidelity import (
     Simulation,
     policy_of,
     ranking_rows,

@@ -22,7 +22,6 @@ from slidingpolicy.engine.simulator import simulate
 from slidingpolicy.errors import InvalidRecordError
 from slidingpolicy.policies import by_name
 from slidingpolicy.reproduce import QUICK, write_report
-from slidingpolicy.reproduce.config import DATASETS, PAPER_SETTINGS, ROBUSTNESS_PREDICTORS
 from slidingpolicy.reproduce.experiments import (
     PREDICTOR_HARDWARE,
     UNIT_POLICY,
@@ -37,6 +36,7 @@ from slidingpolicy.reproduce.experiments import (
     predictor_trial,
     rows_of,
 )
+from slidingpolicy.reproduce.presets import DATASETS, PAPER_SETTINGS, ROBUSTNESS_PREDICTORS
 from slidingpolicy.reproduce.report import Capacities, burst_section, render
 from slidingpolicy.reproduce.run import REPORT, RESULTS, TIMINGS
 from slidingpolicy.reproduce.timing import timed
@@ -308,8 +308,8 @@ def test_the_robustness_verdict_is_decided_by_the_numbers(
 ) -> None:
     """Learning by default moves each SlidingServe configuration by its own predictor's
     capacity over its reference's, and the under-predicting figures are the rows'."""
-    from slidingpolicy.reproduce.config import ROBUSTNESS_POLICIES, UNDER
     from slidingpolicy.reproduce.experiments import OWN
+    from slidingpolicy.reproduce.presets import ROBUSTNESS_POLICIES, UNDER
     from slidingpolicy.reproduce.report import robustness_section
 
     key, dataset = QUICK.robustness_cases[0]

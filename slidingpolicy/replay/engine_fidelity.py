@@ -30,7 +30,7 @@ from slidingpolicy.engine.simulator import EngineOptions
 from slidingpolicy.replay.engines import NATIVE
 from slidingpolicy.replay.matrix import cell_arrivals
 from slidingpolicy.replay.recorded import Recorded, RecordedRun
-from slidingpolicy.replay.report import median_finite
+from slidingpolicy.replay.replay_results import median_finite
 from slidingpolicy.runs.specs import HardwareSpec, RunSpec, RunSummary
 from slidingpolicy.workloads import load_trace
 

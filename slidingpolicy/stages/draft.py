@@ -28,7 +28,7 @@ class Draft:
     config: SlidingConfig
     admission: Admission
     queue: tuple[Request, ...]
-    fill: PricedQueue
+    priced: PricedQueue
     horizon: tuple[float, ...]
     margin: float
     policy: str
@@ -69,6 +69,6 @@ def prepare(
         return kv_admitted(stream, free, decodes, headroom)
 
     queue = mlps_head(state, config, reach, startable)
-    fill = PricedQueue.of(predictor, admission.decodes, queue, reach=reach)
+    priced = PricedQueue.of(predictor, admission.decodes, queue, reach=reach)
     horizon = window_deadlines(admission.decodes, now, config.window)
-    return Draft(now, config, admission, tuple(queue), fill, horizon, margin, policy, record)
+    return Draft(now, config, admission, tuple(queue), priced, horizon, margin, policy, record)

@@ -14,10 +14,10 @@ TOLERANCE = 1e-12
 """Seconds: T̂ computed from prefix sums and from an explicit batch may differ by rounding."""
 
 
-def scan_price(fill: PricedQueue, target: float, limit: int) -> int:
-    """The largest b in [0, min(limit, Σr)] with fill.price(0, b) ≤ target, else 0."""
-    top = min(limit, fill.total)
-    return next((b for b in range(top, -1, -1) if fill.price(0, b) <= target), 0)
+def scan_price(priced: PricedQueue, target: float, limit: int) -> int:
+    """The largest b in [0, min(limit, Σr)] with priced.price(0, b) ≤ target, else 0."""
+    top = min(limit, priced.total)
+    return next((b for b in range(top, -1, -1) if priced.price(0, b) <= target), 0)
 
 
 def greedy_batch(

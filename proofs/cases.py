@@ -25,7 +25,7 @@ class FillCase:
     remaining: tuple[int, ...] = attrs.field(converter=_ints)
     contexts: tuple[int, ...] = attrs.field(converter=_ints)
 
-    def fill(self) -> PricedQueue:
+    def priced(self) -> PricedQueue:
         """This queue, priced beside these decodes."""
         return PricedQueue.of_lengths(
             self.predictor, self.decode_contexts, self.remaining, self.contexts
@@ -58,8 +58,8 @@ def fill_cases(
 def targets(draw: st.DrawFn, case: FillCase, limit: int) -> float:
     """A latency target: a fraction of the largest T̂ over [0, limit], or exactly one of the
     T̂(b) (exact ties are where a search most easily goes off by one)."""
-    fill = case.fill()
-    prices = fill.prefix_latencies(limit)
+    priced = case.priced()
+    prices = priced.prefix_latencies(limit)
     if draw(st.booleans()):
         return float(prices[draw(st.integers(0, limit))])
     return draw(st.floats(0.0, 1.2)) * float(prices.max())

@@ -26,40 +26,40 @@ def split_range(budget_sum: int, cap: int) -> range:
     return range(max(0, budget_sum - cap), min(budget_sum, cap) + 1)
 
 
-def feasible(fill: PricedQueue, b: int, deadline: float, tolerance: float = 0.0) -> bool:
+def feasible(priced: PricedQueue, b: int, deadline: float, tolerance: float = 0.0) -> bool:
     """b = 0 always; otherwise T̂₁(b) ≤ deadline."""
-    return b == 0 or fill.price(0, b) <= deadline + tolerance
+    return b == 0 or priced.price(0, b) <= deadline + tolerance
 
 
-def scan_split(fill: PricedQueue, budget_sum: int, cap: int, deadline: float) -> Split:
+def scan_split(priced: PricedQueue, budget_sum: int, cap: int, deadline: float) -> Split:
     """The feasible b in range minimizing two_step_cost (costs within `split.COST_TIE` of the
     least are ties, to the larger b), or else the largest feasible b below the range."""
     costs = {
-        b: two_step_cost(fill, b, budget_sum)
+        b: two_step_cost(priced, b, budget_sum)
         for b in split_range(budget_sum, cap)
-        if feasible(fill, b, deadline)
+        if feasible(priced, b, deadline)
     }
     if costs:
         least = min(costs.values())
         b = max(b for b, cost in costs.items() if cost <= least + COST_TIE * abs(least))
         return Split(b, costs[b], True)
     start = max(0, budget_sum - cap)
-    b = next(b for b in range(start, -1, -1) if feasible(fill, b, deadline))
-    return Split(b, two_step_cost(fill, b, budget_sum), False)
+    b = next(b for b in range(start, -1, -1) if feasible(priced, b, deadline))
+    return Split(b, two_step_cost(priced, b, budget_sum), False)
 
 
 def judge_split(
-    fill: PricedQueue, found: int, budget_sum: int, cap: int, deadline: float
+    priced: PricedQueue, found: int, budget_sum: int, cap: int, deadline: float
 ) -> str | None:
     """None when `found` is as good as the scan's answer, else what differs."""
-    oracle = scan_split(fill, budget_sum, cap, deadline)
+    oracle = scan_split(priced, budget_sum, cap, deadline)
     if not oracle.in_range:
         return None if found == oracle.b else f"fallback b={found}, scan says {oracle.b}"
     if found not in split_range(budget_sum, cap):
         return f"b={found} outside the range, scan found b={oracle.b} in it"
-    if not feasible(fill, found, deadline, TOLERANCE):
-        return f"b={found} misses the deadline: T̂₁={fill.price(0, found)!r} > {deadline!r}"
-    cost = two_step_cost(fill, found, budget_sum)
+    if not feasible(priced, found, deadline, TOLERANCE):
+        return f"b={found} misses the deadline: T̂₁={priced.price(0, found)!r} > {deadline!r}"
+    cost = two_step_cost(priced, found, budget_sum)
     if cost > oracle.cost + TOLERANCE:
         return f"b={found} costs {cost!r}, scan's b={oracle.b} costs {oracle.cost!r}"
     return None

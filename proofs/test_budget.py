@@ -34,8 +34,8 @@ def test_fill_budget_equals_linear_scan_of_price(problem: tuple[FillCase, int, f
     """400 generated cases: fill_budget equals the scan over b of PricedQueue.price(0, b), exactly
     (same arithmetic, so no tolerance)."""
     case, limit, target = problem
-    fill = case.fill()
-    assert fill_budget(fill, target, limit) == scan_price(fill, target, limit)
+    priced = case.priced()
+    assert fill_budget(priced, target, limit) == scan_price(priced, target, limit)
 
 
 @settings(max_examples=EXPLICIT_CASES, deadline=None)
@@ -44,11 +44,11 @@ def test_fill_budget_equals_scan_of_explicit_batches(problem: tuple[FillCase, in
     """150 generated cases: fill_budget is accepted by a scan that builds every greedy batch
     and calls LatencyPredictor.predict — exact up to float ties of 1e-12 s."""
     case, limit, target = problem
-    fill = case.fill()
+    priced = case.priced()
     latencies = explicit_latencies(
         case.predictor, case.decode_contexts, case.remaining, case.contexts, limit
     )
-    found = fill_budget(fill, target, limit)
+    found = fill_budget(priced, target, limit)
     assert found in scan_explicit(latencies, target)
 
 
@@ -69,9 +69,9 @@ def test_time_to_budget_on_requests_equals_scan(problem: tuple[FillCase, int, fl
     case, limit, target = problem
     decodes, queue = _requests(case)
     contexts = [d.context_tokens for d in decodes]
-    fill = FillCase(case.predictor, contexts, case.remaining, case.contexts).fill()
+    priced = FillCase(case.predictor, contexts, case.remaining, case.contexts).priced()
     assert time_to_budget(case.predictor, decodes, queue, target, limit) == scan_price(
-        fill, target, limit
+        priced, target, limit
     )
 
 
@@ -87,8 +87,8 @@ def test_plain_bisection_is_wrong_regression() -> None:
     answers 1; the answer is 3, which fill_budget finds."""
     predictor = LatencyPredictor(_flat(0.0), _flat(1 / 64), _flat(0.0), fallback=_flat(0.0))
     case = FillCase(predictor, (), (2, 1), (0, 0))
-    fill = case.fill()
-    assert [fill.price(0, b) for b in range(4)] == [0.0, 0.0, 1 / 64, 0.0]
-    assert bisect_budget(lambda b: fill.price(0, b), 0.0, 3) == 1
-    assert scan_price(fill, 0.0, 3) == 3
-    assert fill_budget(fill, 0.0, 3) == 3
+    priced = case.priced()
+    assert [priced.price(0, b) for b in range(4)] == [0.0, 0.0, 1 / 64, 0.0]
+    assert bisect_budget(lambda b: priced.price(0, b), 0.0, 3) == 1
+    assert scan_price(priced, 0.0, 3) == 3
+    assert fill_budget(priced, 0.0, 3) == 3

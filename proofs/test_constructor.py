@@ -12,8 +12,8 @@ from proofs.lex import Rank, judge
 from slidingpolicy.pricing.model import LatencyPredictor
 from slidingpolicy.pricing.queue import PricedQueue
 from slidingpolicy.records.request import Request
-from slidingpolicy.stages.check import check_violations
 from slidingpolicy.stages.construct import Construction, construct_batch
+from slidingpolicy.stages.violation_check import check_violations
 from tests.stages.reference import one_anchor
 from tests.strategies import predictors
 
@@ -81,8 +81,8 @@ def cases(draw: st.DrawFn, max_requests: int = 7) -> Case:
         }[draw(kind)]
         slack = min(slack, 9.0)
         queue.append(Request(f"q{i}", NOW + slack - TTFT, u + r, u, 0, TTFT, 1.0))
-    fill = PricedQueue.of(predictor, decodes, queue)
-    candidate = check_violations(fill, queue, cap, NOW)
+    priced = PricedQueue.of(predictor, decodes, queue)
+    candidate = check_violations(priced, queue, cap, NOW)
     assume(candidate.risky)
     t_cur = draw(st.one_of(st.none(), st.floats(0.5, 2.0).map(lambda f: f * full)))
     return Case(

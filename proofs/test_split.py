@@ -40,9 +40,9 @@ def test_exact_split_equals_exhaustive_scan(problem: Problem) -> None:
     """400 generated cases: exact_split's cost equals the scan's minimum within 1e-12 s, it
     meets the deadline, and when nothing in range does, it is the scan's fallback b."""
     case, budget_sum, cap, deadline = problem
-    fill = case.fill()
-    found = exact_split(fill, budget_sum, cap, deadline)
-    assert judge_split(fill, found, budget_sum, cap, deadline) is None
+    priced = case.priced()
+    found = exact_split(priced, budget_sum, cap, deadline)
+    assert judge_split(priced, found, budget_sum, cap, deadline) is None
 
 
 @settings(max_examples=TIE_CASES, deadline=None)
@@ -53,15 +53,15 @@ def test_exact_split_takes_the_largest_of_equal_costs(problem: Problem) -> None:
     differ only by rounding. Exact float comparison fails this (tests/stages/
     test_worked_example.py::test_step_6 is one such plateau)."""
     case, budget_sum, cap, deadline = problem
-    fill = case.fill()
-    found = exact_split(fill, budget_sum, cap, deadline)
-    assert judge_split(fill, found, budget_sum, cap, deadline) is None
+    priced = case.priced()
+    found = exact_split(priced, budget_sum, cap, deadline)
+    assert judge_split(priced, found, budget_sum, cap, deadline) is None
     if found not in split_range(budget_sum, cap):
         return
-    cost = two_step_cost(fill, found, budget_sum)
+    cost = two_step_cost(priced, found, budget_sum)
     for later in range(found + 1, min(budget_sum, cap) + 1):
-        if feasible(fill, later, deadline):
-            assert two_step_cost(fill, later, budget_sum) > cost + COST_TIE * cost, later
+        if feasible(priced, later, deadline):
+            assert two_step_cost(priced, later, budget_sum) > cost + COST_TIE * cost, later
 
 
 @st.composite
@@ -84,12 +84,12 @@ def test_ternary_split_is_exact_when_one_request_holds_the_window(problem: Probl
     """200 generated cases under split.md's condition: the scanned cost is convex on the
     range (second differences ≥ −1e-12 s) and ternary_split is optimal."""
     case, budget_sum, cap, deadline = problem
-    fill = case.fill()
-    costs = [two_step_cost(fill, b, budget_sum) for b in split_range(budget_sum, cap)]
+    priced = case.priced()
+    costs = [two_step_cost(priced, b, budget_sum) for b in split_range(budget_sum, cap)]
     for left, mid, right in zip(costs, costs[1:], costs[2:], strict=False):
         assert left - 2 * mid + right >= -TOLERANCE
-    found = ternary_split(fill, budget_sum, cap, deadline)
-    assert judge_split(fill, found, budget_sum, cap, deadline) is None
+    found = ternary_split(priced, budget_sum, cap, deadline)
+    assert judge_split(priced, found, budget_sum, cap, deadline) is None
 
 
 def _flat(intercept: float, x7: float = 0.0) -> LinearModel:
@@ -104,11 +104,11 @@ def test_ternary_misses_on_a_plateau_across_scenarios_regression() -> None:
     to both (r₀ now, the last token of r₁ next: mixed, then decode). The probes b = 2, 3
     tie, ternary search keeps the left part and ends at 3."""
     predictor = LatencyPredictor(_flat(0.0), _flat(1 / 64), _flat(0.0), fallback=_flat(0.0))
-    fill = FillCase(predictor, (), (1, 4), (0, 0)).fill()
-    costs = [two_step_cost(fill, b, 5) * 64 for b in split_range(5, 4)]
+    priced = FillCase(predictor, (), (1, 4), (0, 0)).priced()
+    costs = [two_step_cost(priced, b, 5) * 64 for b in split_range(5, 4)]
     assert costs == [1, 1, 1, 0]
-    assert ternary_split(fill, 5, 4, math.inf) == 3
-    assert exact_split(fill, 5, 4, math.inf) == 4
+    assert ternary_split(priced, 5, 4, math.inf) == 3
+    assert exact_split(priced, 5, 4, math.inf) == 4
 
 
 def test_ternary_misses_one_token_chunks_under_one_linear_model_regression() -> None:
@@ -120,9 +120,9 @@ def test_ternary_misses_one_token_chunks_under_one_linear_model_regression() -> 
     search ends at b = 5 (42·2e-4)."""
     model = LinearModel(0.0, (0.0, 0.0, 0.0, 0.0, 0.0, 2e-4, 0.0))
     predictor = LatencyPredictor(model, model, model, fallback=model)
-    fill = FillCase(predictor, (1,), (2, 2, 39), (0, 0, 0)).fill()
-    units = [round(two_step_cost(fill, b, 43) / 2e-4) for b in range(44)]
+    priced = FillCase(predictor, (1,), (2, 2, 39), (0, 0, 0)).priced()
+    units = [round(two_step_cost(priced, b, 43) / 2e-4) for b in range(44)]
     assert units[:7] == [43, 41, 43, 41, 43, 42, 43]
     assert units[-2:] == [42, 43]
-    assert ternary_split(fill, 43, 43, math.inf) == 5
-    assert exact_split(fill, 43, 43, math.inf) in (1, 3)
+    assert ternary_split(priced, 43, 43, math.inf) == 5
+    assert exact_split(priced, 43, 43, math.inf) in (1, 3)

@@ -13,7 +13,7 @@ in place of Poisson ones (same lengths, seeds, SLOs); `ttft` multiplies every TT
 gives the limit of those SLOs beside the capacity; `kv` records the KV cache in use over a run;
 `capacity` is the plain capacity (e.g. on noise-free hardware, which the CLI does not offer).
 Each prints JSON. Capacities here use the capacity search's own rates and precision
-(`engine.capacity.search`), serially, with the same early stop at 1% misses.
+(`runs.capacity_search.search`), serially, with the same early stop at 1% misses.
 """
 
 from __future__ import annotations
@@ -31,12 +31,12 @@ from slidingpolicy.bound.cost import Attention
 from slidingpolicy.bound.fluid import fluid_bound
 from slidingpolicy.bound.limits import cost_of, limit
 from slidingpolicy.bound.population import population
-from slidingpolicy.engine.batches import recording
-from slidingpolicy.engine.capacity import search
-from slidingpolicy.engine.metrics import SLO_TARGET
 from slidingpolicy.engine.simulator import EngineOptions, simulate
-from slidingpolicy.engine.sweep import HardwareSpec, RunSpec, WorkloadSpec, predictor_of
+from slidingpolicy.metrics import SLO_TARGET
 from slidingpolicy.policies import by_name
+from slidingpolicy.runs.batches import recording
+from slidingpolicy.runs.capacity_search import search
+from slidingpolicy.runs.specs import HardwareSpec, RunSpec, WorkloadSpec, predictor_of
 from slidingpolicy.workloads import Poisson, RequestSpec, Workload
 
 Build = Callable[[float, int], Workload]

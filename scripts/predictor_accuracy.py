@@ -1,7 +1,7 @@
 """Predictor accuracy on the batches an engine run executes, per scenario and prefill-size class.
 
 For each hardware model: one run of a policy (slidingserve+ by default) on mixed-v1, every
-executed batch recorded with its measured latency (`engine.batches`), and each predictor's
+executed batch recorded with its measured latency (`runs.batches`), and each predictor's
 MAE, bias (T̂ − y) and R² on them: the hardware's own calibrated predictor, and any predictor
 files given with --compare (e.g. an older calibration) as LABEL=PATH.
 
@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import argparse
 
-from slidingpolicy.engine.batches import engine_samples
-from slidingpolicy.engine.sweep import HardwareSpec, RunSpec, WorkloadSpec
 from slidingpolicy.pricing import LatencyPredictor, evaluate
+from slidingpolicy.runs.batches import engine_samples
+from slidingpolicy.runs.specs import HardwareSpec, RunSpec, WorkloadSpec
 
 HARDWARE = (
     ("rtx3090", "qwen2.5-7b", 2),

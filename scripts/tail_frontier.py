@@ -28,7 +28,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from slidingpolicy.engine.sweep import RunSpec, RunSummary, WorkloadSpec, run_many
+from slidingpolicy.runs.specs import RunSpec, RunSummary, WorkloadSpec, run_many
 from slidingpolicy.workloads import Burst
 
 PLUS = "slidingserve+"

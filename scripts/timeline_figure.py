@@ -1,5 +1,5 @@
 """Draw docs/timeline.png: `slidingpolicy simulate --timeline` on a short, loaded run, the trace
-read back from its file and drawn with matplotlib (`engine.timeline_figure`). Perfetto's own
+read back from its file and drawn with matplotlib (`figures.timeline_figure`). Perfetto's own
 UI needs a network connection; this is the same trace as a still.
 
 Usage: python scripts/timeline_figure.py [--out docs/timeline.png]
@@ -20,7 +20,7 @@ COMMAND = ["simulate", "-p", "slidingserve", "-n", "40", "-r", "3", "--seed", "4
 
 def draw(out: Path) -> None:
     """Run COMMAND with --timeline, then draw the trace file at `out`."""
-    from slidingpolicy.engine.timeline_figure import plot_timeline
+    from slidingpolicy.figures.timeline_figure import plot_timeline
 
     with tempfile.TemporaryDirectory() as folder:
         trace = Path(folder) / "timeline.json"

@@ -29,9 +29,9 @@ from slidingpolicy.pricing.budget import time_to_budget
 from slidingpolicy.pricing.queue import PricedQueue
 from slidingpolicy.pricing.throughput import next_throughput
 from slidingpolicy.records.candidates import CandidateQueue
-from slidingpolicy.records.config import SlidingConfig
 from slidingpolicy.records.plan import Allocation, BatchPlan, Diagnostics, PlanBranch
 from slidingpolicy.records.request import Phase, Request
+from slidingpolicy.records.sliding_config import SlidingConfig
 from slidingpolicy.records.slo import SLO_KEYS, Slo, check_slo_value, read_slo
 from slidingpolicy.records.state import SchedulerState
 from slidingpolicy.stages.chunk import sliding_chunk

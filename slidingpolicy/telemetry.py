@@ -12,8 +12,8 @@ import attrs
 
 from slidingpolicy.policies.online import Online, OnlineState
 from slidingpolicy.policies.slidingserve import SlidingServe
-from slidingpolicy.records.config import SlidingConfig
 from slidingpolicy.records.plan import BatchPlan
+from slidingpolicy.records.sliding_config import SlidingConfig
 from slidingpolicy.records.state import SchedulerState
 from slidingpolicy.stages.order import burst_shed
 

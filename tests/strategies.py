@@ -10,7 +10,7 @@ from __future__ import annotations
 from hypothesis import strategies as st
 
 from slidingpolicy import LatencyPredictor, LinearModel, Request, SchedulerState, SlidingConfig
-from slidingpolicy.records.config import Order
+from slidingpolicy.records.sliding_config import Order
 
 NOW = 100.0
 

@@ -35,11 +35,11 @@ from slidingpolicy import (
 )
 from slidingpolicy._parse import read_csv, read_json
 from slidingpolicy.codec import parse_line
-from slidingpolicy.engine.capacity import capacities
-from slidingpolicy.engine.sweep import RunSpec
-from slidingpolicy.engine.workers import trial_runner
 from slidingpolicy.errors import TraceFormatError
 from slidingpolicy.hardware import ProfiledModel, RooflineModel, gpu, model
+from slidingpolicy.runs.capacity_search import capacities
+from slidingpolicy.runs.specs import RunSpec
+from slidingpolicy.runs.workers import trial_runner
 from slidingpolicy.workloads import Burst, Poisson, TraceTimes, load_trace
 from slidingpolicy.workloads.arrivals import arrival_times
 from slidingpolicy.workloads.records import RequestSpec

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 import slidingpolicy
-from slidingpolicy.engine import provenance
+from slidingpolicy.runs import provenance
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -29,10 +29,10 @@ from slidingpolicy import (
 from slidingpolicy.codec import log_line, parse_step
 from slidingpolicy.engine import EngineOptions, simulate
 from slidingpolicy.hardware import default_hardware
-from slidingpolicy.policies import plugins, registry, summary
+from slidingpolicy.policies import plugin_loader, registry, summary
 from slidingpolicy.policies.labels import parse_label
-from slidingpolicy.policies.options import policy_options
-from slidingpolicy.policies.vllm import vllm
+from slidingpolicy.policies.option_docs import policy_options
+from slidingpolicy.policies.vllm_fcfs import vllm
 from slidingpolicy.records.candidates import remaining_key
 from slidingpolicy.workloads import Poisson, make_workload
 from tests.cli.conftest import run_cli
@@ -46,7 +46,7 @@ NAME = "shortest-first"
 def own_registry(monkeypatch: pytest.MonkeyPatch) -> None:
     """The registry and the plugins loaded as they are now, restored after the test."""
     monkeypatch.setattr(registry, "_REGISTRY", dict(registry._REGISTRY))
-    monkeypatch.setattr(plugins, "_LOADED", set())
+    monkeypatch.setattr(plugin_loader, "_LOADED", set())
 
 
 @pytest.fixture

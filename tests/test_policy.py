@@ -129,11 +129,11 @@ def test_window_one_without_constructor_is_greedy_eq_3(
     plan, _ = policy.plan(policy.init(), state)
     admission = admit(state, config.max_batch_tokens)
     queue = order_candidates(state.prefill_candidates, state.now, state.prefill_throughput, config)
-    fill = PricedQueue.of(predictor, admission.decodes, queue)
+    priced = PricedQueue.of(predictor, admission.decodes, queue)
     horizon = window_deadlines(admission.decodes, state.now, 1)
     cap = admission.prefill_cap
     expected = (
-        fill_budget(fill, horizon[0] / policy.margin, cap) if horizon else min(cap, fill.total)
+        fill_budget(priced, horizon[0] / policy.margin, cap) if horizon else min(cap, priced.total)
     )
     assert plan.prefill_budget == expected
 

@@ -35,8 +35,8 @@ from slidingpolicy.bound.cost import IterationCost
 from slidingpolicy.bound.demand import COLUMNS
 from slidingpolicy.bound.pacing import iteration_rate
 from slidingpolicy.bound.population import Cells, Grid, cells, max_context, windows
-from slidingpolicy.engine.metrics import SLO_TARGET
 from slidingpolicy.errors import SlidingPolicyError
+from slidingpolicy.metrics import SLO_TARGET
 
 FloatArray = NDArray[np.float64]
 

@@ -13,9 +13,9 @@ from slidingpolicy.bound.cost import IterationCost, iteration_cost
 from slidingpolicy.bound.fluid import FluidBound, fluid_bound
 from slidingpolicy.bound.population import population
 from slidingpolicy.bound.trace import attainable
-from slidingpolicy.engine.capacity import PRECISION, search
-from slidingpolicy.engine.metrics import SLO_TARGET
-from slidingpolicy.engine.sweep import HardwareSpec, RunSpec, WorkloadSpec
+from slidingpolicy.metrics import SLO_TARGET
+from slidingpolicy.runs.capacity_search import PRECISION, search
+from slidingpolicy.runs.specs import HardwareSpec, RunSpec, WorkloadSpec
 
 
 @functools.lru_cache(maxsize=16)

@@ -23,7 +23,7 @@ from numpy.typing import NDArray
 from slidingpolicy._arrays import float_read_only, read_only
 from slidingpolicy.bound.cost import IterationCost
 from slidingpolicy.bound.demand import COLUMNS, demand
-from slidingpolicy.engine.sweep import WorkloadSpec
+from slidingpolicy.runs.specs import WorkloadSpec
 from slidingpolicy.workloads import Poisson
 from slidingpolicy.workloads.lengths import OUTPUT_BINS, LengthDistribution
 from slidingpolicy.workloads.make import MIXES

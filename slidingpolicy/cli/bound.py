@@ -85,7 +85,7 @@ def bound(
     import attrs
 
     from slidingpolicy.bound.limits import limit_of, trial_bound
-    from slidingpolicy.engine.results import write_results
+    from slidingpolicy.runs.results import write_results
 
     check_requests(requests)
     writable_folder(out)

@@ -46,8 +46,8 @@ def profile(
     import itertools
     import json
 
-    from slidingpolicy.engine.sweep import HardwareSpec
     from slidingpolicy.predictors.profiling import timed_batches
+    from slidingpolicy.runs.specs import HardwareSpec
 
     if samples > MAX_SAMPLES:
         raise CliError(
@@ -144,11 +144,11 @@ def fit(
     From --samples (a `profile` file), from --trace (a real engine's steps; the last
     --holdout of them held out), or else from samples of --hardware/--model/--tp.
     """
-    from slidingpolicy.engine.sweep import HardwareSpec
     from slidingpolicy.predictors.profiling import DEFAULT_SAMPLES
     from slidingpolicy.predictors.profiling import profile as sample_hardware
     from slidingpolicy.predictors.profiling import write_default as write_packaged
     from slidingpolicy.pricing import fit_predictor
+    from slidingpolicy.runs.specs import HardwareSpec
 
     if not 0.0 < holdout < 1.0:
         raise CliError(f"--holdout={holdout} must be between 0 and 1")

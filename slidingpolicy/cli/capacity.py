@@ -44,8 +44,8 @@ from slidingpolicy.cli.plugins import PluginOpt, load_plugins
 
 if TYPE_CHECKING:
     from slidingpolicy.bound.fluid import FluidBound
-    from slidingpolicy.engine.capacity import CapacityResult, CapacitySpread
-    from slidingpolicy.engine.sweep import RunSpec, RunSummary
+    from slidingpolicy.runs.capacity_search import CapacityResult, CapacitySpread
+    from slidingpolicy.runs.specs import RunSpec, RunSummary
 
 
 def capacity(
@@ -89,8 +89,14 @@ def capacity(
     """
     import attrs
 
-    from slidingpolicy.engine.capacity import MAX_RATE, MIN_RATE, PRECISION, capacities, spreads
-    from slidingpolicy.engine.results import (
+    from slidingpolicy.runs.capacity_search import (
+        MAX_RATE,
+        MIN_RATE,
+        PRECISION,
+        capacities,
+        spreads,
+    )
+    from slidingpolicy.runs.results import (
         capacity_rows,
         trial_timings,
         write_csv,
@@ -146,7 +152,7 @@ def capacity(
     trial = f"{n} requests per trial, {seeds} seed{'s' if seeds > 1 else ''}"
     title = f"capacity on {base.workload.label}, {hardware}, {trial}"
     if can_plot():
-        from slidingpolicy.engine.plots import plot_capacity
+        from slidingpolicy.figures.plots import plot_capacity
 
         plot_capacity({s.policy: list(s.capacities) for s in spread}, out / "capacity.png", title)
     console.print(capacity_table(found, spread, seeds, title))

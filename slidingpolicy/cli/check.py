@@ -144,7 +144,7 @@ def _predictor(path: Path | None, gpu: str | None, model: str, tp: int) -> Any:
         return LatencyPredictor.load(path)
     if gpu is None:
         return None
-    from slidingpolicy.engine.sweep import HardwareSpec
+    from slidingpolicy.runs.specs import HardwareSpec
 
     spec = HardwareSpec(gpu, model, tp)
     spec.build()

@@ -31,8 +31,8 @@ DEMO_REQUESTS = 600
 3000 × 3 (docs/decisions.md, "Capacity without bias")."""
 
 if TYPE_CHECKING:
-    from slidingpolicy.engine.capacity import CapacityResult, CapacitySpread
-    from slidingpolicy.engine.sweep import RunSpec, RunSummary
+    from slidingpolicy.runs.capacity_search import CapacityResult, CapacitySpread
+    from slidingpolicy.runs.specs import RunSpec, RunSummary
 
 
 def demo(
@@ -50,8 +50,9 @@ def demo(
     A short rate sweep (seed SEED), then each policy's capacity over SEEDS seeds (mean and
     min–max); a table on screen, JSON, CSV and PNG under OUT/demo.
     """
-    from slidingpolicy.engine.capacity import spreads
-    from slidingpolicy.engine.results import (
+    from slidingpolicy.policies import names
+    from slidingpolicy.runs.capacity_search import spreads
+    from slidingpolicy.runs.results import (
         capacity_rows,
         runs_document,
         sweep_rows,
@@ -60,8 +61,7 @@ def demo(
         write_json,
         write_results,
     )
-    from slidingpolicy.engine.sweep import sweep
-    from slidingpolicy.policies import names
+    from slidingpolicy.runs.specs import sweep
 
     started = time.perf_counter()
     folder = out / "demo"
@@ -93,7 +93,7 @@ def demo(
     trial = f"{requests} requests per trial, {seeds} seed{'s' if seeds > 1 else ''}"
     spread = spreads(found)
     if can_plot():
-        from slidingpolicy.engine.plots import plot_capacity, plot_sweep
+        from slidingpolicy.figures.plots import plot_capacity, plot_sweep
 
         plot_sweep(runs, folder / "sweep.png", setup)
         plot_capacity(
@@ -121,7 +121,7 @@ def demo_capacities(
     the first seed) are trials already known."""
     import attrs
 
-    from slidingpolicy.engine.capacity import capacities
+    from slidingpolicy.runs.capacity_search import capacities
 
     known = [
         [(r.spec.rate, r.metrics.attainment) for r in runs if r.spec.label == p] for p in policies

@@ -25,7 +25,7 @@ from slidingpolicy.cli.options import (
 from slidingpolicy.cli.output import can_plot, console, fmt
 
 if TYPE_CHECKING:
-    from slidingpolicy.explain import Explanation, Split
+    from slidingpolicy.explanation import Explanation, Split
     from slidingpolicy.pricing.model import LatencyPredictor
     from slidingpolicy.records.state import SchedulerState
 
@@ -78,7 +78,7 @@ def explain_command(
 
     Equations as numbered on the docs' equations page (docs/algorithms/equations.md).
     """
-    from slidingpolicy.explain import explain, sliding_of
+    from slidingpolicy.explanation import explain, sliding_of
     from slidingpolicy.policies import by_name
     from slidingpolicy.policies.labels import parse_label
 
@@ -99,7 +99,7 @@ def explain_command(
     found = explain(chosen, state)
     print_explanation(found)
     if figure is not None and can_plot():
-        from slidingpolicy.engine.explain_figure import plot_explanation
+        from slidingpolicy.figures.explain_figure import plot_explanation
 
         plot_explanation(found, figure)
         console.print(f"figure in {figure}", markup=False)
@@ -132,7 +132,7 @@ def _scene(
 
 
 def _predictor_of(hardware: HardwareChoice) -> LatencyPredictor:
-    from slidingpolicy.engine.sweep import HardwareSpec
+    from slidingpolicy.runs.specs import HardwareSpec
 
     spec = HardwareSpec(hardware.gpu, hardware.model, hardware.tp)
     spec.build()

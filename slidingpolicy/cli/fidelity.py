@@ -1,5 +1,5 @@
 """`slidingpolicy replay-fidelity`: a replay's runs simulated on the real engine's traced model,
-and the table of real against simulated (`replay.fidelity`)."""
+and the table of real against simulated (`replay.engine_fidelity`)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from slidingpolicy.cli.options import CliError, KvTokensOpt, WorkersOpt, writabl
 from slidingpolicy.cli.output import can_plot, command_line, console, fmt, number, progress
 
 if TYPE_CHECKING:
-    from slidingpolicy.replay.fidelity import Simulation
+    from slidingpolicy.replay.engine_fidelity import Simulation
     from slidingpolicy.replay.recorded import Recorded
 
 
@@ -75,9 +75,9 @@ def replay_fidelity(
     error, and whether the ranking of arms agrees where the real runs separate them. Writes
     fidelity.json, fidelity.csv, ranking.csv and fidelity.png under OUT.
     """
-    from slidingpolicy.engine.results import write_csv, write_results
-    from slidingpolicy.replay.fidelity import ranking_rows, setting_runs, table_rows
+    from slidingpolicy.replay.engine_fidelity import ranking_rows, setting_runs, table_rows
     from slidingpolicy.replay.recorded import read_replay
+    from slidingpolicy.runs.results import write_csv, write_results
 
     for trace in hardware_trace:
         if not trace.is_file():
@@ -105,7 +105,7 @@ def replay_fidelity(
     write_csv(out / "fidelity.csv", rows)
     write_csv(out / "ranking.csv", pairs)
     if can_plot():
-        from slidingpolicy.replay.fidelity import plot_fidelity
+        from slidingpolicy.replay.engine_fidelity import plot_fidelity
 
         settings = setting_runs(recorded)
         title = f"{settings[0][3].workload.label}: replayed vs simulated on the traced engine"
@@ -122,7 +122,7 @@ def _simulation(
 ) -> Simulation:
     """How to simulate the replay: the options given, else what the replay recorded."""
     from slidingpolicy.predictors import packaged_path
-    from slidingpolicy.replay.fidelity import CPU_SERVER_BUDGET, Simulation, server_budget
+    from slidingpolicy.replay.engine_fidelity import CPU_SERVER_BUDGET, Simulation, server_budget
 
     if predictor is None:
         given = {s.get("predictor") for s in recorded.settings}
@@ -147,8 +147,8 @@ def _describe(simulation: Simulation) -> dict[str, Any]:
 
 def _simulate(recorded: Recorded, simulation: Simulation, workers: int | None) -> list[Any]:
     """Every (arm, rate, seed) of the replay simulated, in `setting_runs` order."""
-    from slidingpolicy.engine.sweep import run_many
-    from slidingpolicy.replay.fidelity import setting_runs
+    from slidingpolicy.replay.engine_fidelity import setting_runs
+    from slidingpolicy.runs.specs import run_many
 
     specs = [simulation.spec(run) for *_, run in setting_runs(recorded)]
     with progress("simulating", len(specs)) as ticker:
@@ -164,7 +164,7 @@ def _show(
     rows: list[dict[str, Any]], pairs: list[dict[str, Any]], simulation: Simulation, out: Path
 ) -> None:
     """The table, the ranking's agreement and how many settings meet the bounds."""
-    from slidingpolicy.replay.fidelity import ATTAINMENT_BOUND, LATENCY_BOUND
+    from slidingpolicy.replay.engine_fidelity import ATTAINMENT_BOUND, LATENCY_BOUND
 
     table = Table(
         title=f"real vs simulated ({', '.join(Path(t).name for t in simulation.traces)}, "

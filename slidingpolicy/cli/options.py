@@ -14,9 +14,9 @@ from slidingpolicy.errors import SlidingPolicyError
 from slidingpolicy.workloads.arrivals import MAX_RATE, MIN_RATE, RATE_RANGE
 
 if TYPE_CHECKING:
-    from slidingpolicy.engine.sweep import RunSpec
     from slidingpolicy.hardware import HardwareModel
     from slidingpolicy.policy import Policy
+    from slidingpolicy.runs.specs import RunSpec
     from slidingpolicy.workloads import Poisson, Trace, TraceTimes, Workload
 
 EXIT_BAD_INPUT = 2
@@ -157,7 +157,7 @@ OutOpt = Annotated[Path, typer.Option("--out", "-o", help="Folder for JSON, CSV 
 def cap_workers(workers: int | None) -> int | None:
     """--workers, at most one per CPU this process may use; a note on stderr when capped."""
     from slidingpolicy.cli.output import err_console
-    from slidingpolicy.engine.workers import default_workers
+    from slidingpolicy.runs.workers import default_workers
 
     cores = default_workers()
     if workers is None or workers <= cores:
@@ -322,10 +322,11 @@ def run_spec(
     """The checked run of `policy` (a label) on `hardware` and `workload`: every name resolved
     and the hardware, workload and policy built here, so that bad input fails with one line
     before any worker starts."""
-    from slidingpolicy.engine import EngineOptions, HardwareSpec, RunSpec, WorkloadSpec
-    from slidingpolicy.engine.sweep import predictor_of
+    from slidingpolicy.engine import EngineOptions
     from slidingpolicy.policies import by_name, names
     from slidingpolicy.policies.labels import parse_label
+    from slidingpolicy.runs import HardwareSpec, RunSpec, WorkloadSpec
+    from slidingpolicy.runs.specs import predictor_of
     from slidingpolicy.workloads import load_trace, workload_names
 
     name, options = parse_label(policy)

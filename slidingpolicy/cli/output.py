@@ -119,7 +119,7 @@ def number(value: float) -> str:
 def durations(seconds: Sequence[float]) -> tuple[str, list[str]]:
     """Durations in the one unit that reads for all of them (`metrics.duration_unit`): the
     unit's name and each value in it."""
-    from slidingpolicy.engine.metrics import duration_unit
+    from slidingpolicy.metrics import duration_unit
 
     unit, size = duration_unit(seconds)
     return unit, [number(value / size) for value in seconds]

@@ -21,8 +21,8 @@ PluginOpt = Annotated[
 def load_plugins(plugins: list[str] | None) -> tuple[str, ...]:
     """Load `plugins` here, and return them as another process names them (a file by its
     absolute path), for the engines a command launches."""
-    from slidingpolicy.policies.plugins import load_plugins as load
-    from slidingpolicy.policies.plugins import plugin_key
+    from slidingpolicy.policies.plugin_loader import load_plugins as load
+    from slidingpolicy.policies.plugin_loader import plugin_key
 
     chosen = tuple(plugin_key(plugin) for plugin in plugins or ())
     load(chosen)

@@ -23,7 +23,7 @@ def policies() -> None:
     """List the registered policies: a line on each, its options with their defaults, and what
     each option means. Give options as --policy 'name[key=value,...]'."""
     from slidingpolicy.policies import names, summary
-    from slidingpolicy.policies.options import OptionDoc, online_options, policy_options
+    from slidingpolicy.policies.option_docs import OptionDoc, online_options, policy_options
 
     table = Table(box=None, pad_edge=False, show_edge=False)
     table.add_column("policy", no_wrap=True, style="bold")

@@ -45,10 +45,10 @@ from slidingpolicy.cli.output import command_line, console, fmt, number, progres
 from slidingpolicy.cli.plugins import PluginOpt, load_plugins
 
 if TYPE_CHECKING:
-    from slidingpolicy.engine.sweep import WorkloadSpec
     from slidingpolicy.replay.matrix import Cell
-    from slidingpolicy.replay.report import ReplayRun
+    from slidingpolicy.replay.replay_results import ReplayRun
     from slidingpolicy.replay.targets import Target
+    from slidingpolicy.runs.specs import WorkloadSpec
     from slidingpolicy.workloads import Workload
 
 MAX_REPLAY_REQUESTS = 100_000
@@ -332,8 +332,8 @@ def _plan(
     time_limit: float,
 ) -> Plan:
     """The checked workload and matrix: one line and exit 2 for each bad input."""
-    from slidingpolicy.engine.sweep import WorkloadSpec
     from slidingpolicy.replay.matrix import cells
+    from slidingpolicy.runs.specs import WorkloadSpec
     from slidingpolicy.workloads import load_trace, workload_names
 
     if not 1 <= requests <= MAX_REPLAY_REQUESTS:
@@ -489,7 +489,7 @@ def _run_one(
 
     from slidingpolicy.replay.client import send_all
     from slidingpolicy.replay.measure import failures, judge, send_lag
-    from slidingpolicy.replay.report import ReplayRun
+    from slidingpolicy.replay.replay_results import ReplayRun
     from slidingpolicy.replay.requests import completions
 
     sent = completions(workload, (cell.seed, cell.repeat), vocab)
@@ -528,8 +528,8 @@ def _write(
 ) -> None:
     """results.json (with `invocation`: the command line and its settings), runs.csv,
     summary.csv, requests.csv and replay.png under `out`."""
-    from slidingpolicy.engine.results import write_csv, write_json
-    from slidingpolicy.replay.report import plot_replay, summary_rows
+    from slidingpolicy.replay.replay_results import plot_replay, summary_rows
+    from slidingpolicy.runs.results import write_csv, write_json
 
     write_json(
         out / "results.json",
@@ -555,7 +555,7 @@ def _show(
     runs: Sequence[ReplayRun], skipped: Sequence[dict[str, Any]], plan: Plan, out: Path
 ) -> None:
     """The summary table: per arm and rate, attainment median [min–max] and latencies."""
-    from slidingpolicy.replay.report import summary_rows
+    from slidingpolicy.replay.replay_results import summary_rows
 
     rows = summary_rows(runs)
     per = max((row["runs"] for row in rows), default=0)

@@ -37,9 +37,9 @@ from slidingpolicy.cli.output import can_plot, command_line, console, durations,
 from slidingpolicy.cli.plugins import PluginOpt, load_plugins
 
 if TYPE_CHECKING:
-    from slidingpolicy.engine.metrics import Metrics
     from slidingpolicy.engine.simulator import RunOutput
     from slidingpolicy.engine.timeline import Timeline
+    from slidingpolicy.metrics import Metrics
 
 
 def simulate(
@@ -165,7 +165,7 @@ def write_results(
 ) -> None:
     """results.json (with `command` in its provenance), timings.json, requests.csv and
     requests.png under `out`."""
-    from slidingpolicy.engine import results
+    from slidingpolicy.runs import results
 
     spec, work, m = checked.spec, checked.workload, output.metrics
     rows = results.request_rows(work, output.outcome)
@@ -184,7 +184,7 @@ def write_results(
     results.write_csv(out / "requests.csv", rows)
     if not can_plot():
         return
-    from slidingpolicy.engine.plots import plot_requests
+    from slidingpolicy.figures.plots import plot_requests
 
     plot_requests(
         work,
@@ -210,7 +210,8 @@ ATTAINMENT_NOTES = (
     "late requests: those whose first token missed its TTFT deadline; their TTFT p99 and "
     "max are what a request waited that a policy served late (- when none was).",
 )
-"""What each attainment and latency on screen means (`engine.metrics`), printed under them."""
+"""What each attainment and latency on screen means (`slidingpolicy.metrics`), printed under
+them."""
 
 
 def metrics_table(output: RunOutput, title: str) -> Table:
@@ -242,7 +243,7 @@ def metrics_table(output: RunOutput, title: str) -> Table:
 def latency_table(metrics: Metrics) -> Table:
     """Mean, median, std, p90 and p99 of TTFT, TPOT, ITL and E2E, each row in the unit that
     reads for it."""
-    from slidingpolicy.engine.metrics import LATENCIES, STAT_NAMES
+    from slidingpolicy.metrics import LATENCIES, STAT_NAMES
 
     table = Table(title="latencies⁵")
     table.add_column("latency")

@@ -40,7 +40,7 @@ from slidingpolicy.cli.output import can_plot, command_line, console, durations,
 from slidingpolicy.cli.plugins import PluginOpt, load_plugins
 
 if TYPE_CHECKING:
-    from slidingpolicy.engine.sweep import RunSummary
+    from slidingpolicy.runs.specs import RunSummary
 
 
 def sweep_command(
@@ -72,7 +72,7 @@ def sweep_command(
     With a --trace, each rate rescales the trace's recorded arrival times to that mean rate
     (see --trace); a trace without times arrives as a Poisson process at each rate.
     """
-    from slidingpolicy.engine.results import (
+    from slidingpolicy.runs.results import (
         runs_document,
         sweep_rows,
         timings_document,
@@ -80,7 +80,7 @@ def sweep_command(
         write_json,
         write_results,
     )
-    from slidingpolicy.engine.sweep import sweep
+    from slidingpolicy.runs.specs import sweep
 
     load_plugins(plugin)
     chosen = parse_policies(policy)
@@ -102,7 +102,7 @@ def sweep_command(
     write_csv(out / "sweep.csv", sweep_rows(runs))
     hardware = checked.hardware.name
     if can_plot():
-        from slidingpolicy.engine.plots import plot_sweep
+        from slidingpolicy.figures.plots import plot_sweep
 
         setup = f"{base.workload.label}, {hardware}, {base.workload.requests} requests per run"
         plot_sweep(runs, out / "sweep.png", setup)

@@ -33,18 +33,18 @@ from numpy.typing import NDArray
 
 from slidingpolicy import _validate
 from slidingpolicy.engine.decode_run import run_times
-from slidingpolicy.engine.errors import EngineError, PlanViolationError
 from slidingpolicy.engine.kv import KVCache, blocks_for
 from slidingpolicy.engine.memory import fit_kv
-from slidingpolicy.engine.metrics import Metrics, RequestOutcome, TokenLog, outcome, summarize
 from slidingpolicy.engine.noise import Normals, engine_rng
 from slidingpolicy.engine.observation import decode_iterations, observe_decode_run
+from slidingpolicy.engine.run_errors import EngineError, PlanViolationError
 from slidingpolicy.engine.table import RequestTable
 from slidingpolicy.engine.timeline import Timeline
 from slidingpolicy.engine.trusted import trusted_state
 from slidingpolicy.errors import InvalidRecordError
 from slidingpolicy.hardware import HardwareModel
 from slidingpolicy.invariants import check_plan
+from slidingpolicy.metrics import Metrics, RequestOutcome, TokenLog, outcome, summarize
 from slidingpolicy.policy import DecodeRunObserver
 from slidingpolicy.pricing.throughput import THROUGHPUT_MEMORY, next_throughput
 from slidingpolicy.records.plan import Allocation, BatchPlan

@@ -17,9 +17,9 @@ from __future__ import annotations
 import math
 from bisect import insort
 
-from slidingpolicy.engine.errors import EngineError
-from slidingpolicy.engine.metrics import TokenLog
+from slidingpolicy.engine.run_errors import EngineError
 from slidingpolicy.engine.trusted import trusted_request
+from slidingpolicy.metrics import TokenLog
 from slidingpolicy.records.candidates import CandidateQueue
 from slidingpolicy.records.plan import BatchPlan
 from slidingpolicy.records.request import Request

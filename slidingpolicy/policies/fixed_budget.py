@@ -52,9 +52,11 @@ class FixedBudget:
         _validate.instance(f"policy {self.name!r}", "state", state, SchedulerState)
         admission = admit(state, self.token_budget)
         queue = ordered_head(state, self.order, admission.prefill_cap)
-        fill = PricedQueue.of(self.predictor, admission.decodes, queue, reach=admission.prefill_cap)
+        priced = PricedQueue.of(
+            self.predictor, admission.decodes, queue, reach=admission.prefill_cap
+        )
         return greedy_plan(
-            fill, admission, queue, admission.prefill_cap, PlanBranch.WHOLE, self.name
+            priced, admission, queue, admission.prefill_cap, PlanBranch.WHOLE, self.name
         ), pstate
 
     def observe(

@@ -129,7 +129,7 @@ def hybrid_key(
 
 
 def dynamic_chunk(
-    fill: PricedQueue, decodes: Sequence[Request], now: float, cap: int, config: QoServeConfig
+    priced: PricedQueue, decodes: Sequence[Request], now: float, cap: int, config: QoServeConfig
 ) -> int:
     """N: the largest menu entry with safety·T̂(N) ≤ min decode slack (see the module doc)."""
     menu = config.menu
@@ -138,11 +138,11 @@ def dynamic_chunk(
     slack = min(d.deadline for d in decodes) - now
     if slack <= 0.0:
         return menu[0]
-    top = min(cap, fill.total)
+    top = min(cap, priced.total)
     fits = [
         n
         for n in menu
-        if config.safety * fill.price(0, min(max(0, n - len(decodes)), top)) <= slack
+        if config.safety * priced.price(0, min(max(0, n - len(decodes)), top)) <= slack
     ]
     return fits[-1] if fits else menu[0]
 
@@ -179,10 +179,10 @@ class QoServe:
         queue = sorted(state.prefill_candidates, key=lambda r: hybrid_key(r, relegated, kappa))
         admission = admit(state, self.token_budget)
         cap = admission.prefill_cap
-        fill = PricedQueue.of(self.predictor, admission.decodes, queue, reach=cap)
-        total = dynamic_chunk(fill, admission.decodes, now, cap, self.config)
+        priced = PricedQueue.of(self.predictor, admission.decodes, queue, reach=cap)
+        total = dynamic_chunk(priced, admission.decodes, now, cap, self.config)
         prefill = total - len(admission.decodes)
-        plan = greedy_plan(fill, admission, queue, prefill, PlanBranch.WHOLE, self.name)
+        plan = greedy_plan(priced, admission, queue, prefill, PlanBranch.WHOLE, self.name)
         return plan, attrs.evolve(pstate, relegated=tuple(sorted(relegated)))
 
     def observe(

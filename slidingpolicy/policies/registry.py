@@ -30,16 +30,16 @@ from slidingpolicy.policies.variants import (
     sliding_variant,
     variant_options,
 )
-from slidingpolicy.policies.vllm import vllm
+from slidingpolicy.policies.vllm_fcfs import vllm
 from slidingpolicy.policy import Policy
 from slidingpolicy.pricing.model import LatencyPredictor
-from slidingpolicy.records.config import SlidingConfig
+from slidingpolicy.records.sliding_config import SlidingConfig
 
 
 @attrs.frozen(slots=True)
 class Entry:
     """How to build one registered policy, the keyword options it accepts, a line on it, the
-    record (or builder) whose docstring says what each option means (`policies.options`),
+    record (or builder) whose docstring says what each option means (`policies.option_docs`),
     and the defaults it sets in place of that record's."""
 
     build: Callable[..., Policy[Any]]

@@ -11,9 +11,9 @@ import attrs
 
 from slidingpolicy import _arguments, _validate
 from slidingpolicy.pricing.model import LatencyPredictor
-from slidingpolicy.records.config import SlidingConfig
 from slidingpolicy.records.plan import BatchPlan
 from slidingpolicy.records.request import Request
+from slidingpolicy.records.sliding_config import SlidingConfig
 from slidingpolicy.records.state import SchedulerState
 from slidingpolicy.stages import decision
 

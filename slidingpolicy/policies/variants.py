@@ -36,7 +36,7 @@ import attrs
 from slidingpolicy.errors import InvalidRecordError
 from slidingpolicy.policies.slidingserve import SlidingServe
 from slidingpolicy.pricing.model import LatencyPredictor
-from slidingpolicy.records.config import SlidingConfig
+from slidingpolicy.records.sliding_config import SlidingConfig
 
 LATE_GRACE = 60.0
 """`slidingserve+`'s late grace G (s): a late request is promoted once its TTFT deadline

@@ -26,32 +26,32 @@ def largest_within(piece: Piece, lo: int, hi: int, target: float) -> int:
     return lo + bisect_right(range(lo, hi + 1), target, key=piece) - 1
 
 
-def _is_exception(fill: PricedQueue, b: int) -> bool:
+def _is_exception(priced: PricedQueue, b: int) -> bool:
     """True when the fill of b tokens ends with a 1-token chunk of a longer remainder."""
     if b <= 0:
         return False
-    k = fill.request_at(b)
-    return b - fill.starts[k] == 1 and fill.remaining[k] >= 2
+    k = priced.request_at(b)
+    return b - priced.starts[k] == 1 and priced.remaining[k] >= 2
 
 
 def _segments(
-    fill: PricedQueue, limit: int
+    priced: PricedQueue, limit: int
 ) -> tuple[list[tuple[int, int]], tuple[int, int] | None]:
     """Scenario segments of [0, limit] in increasing order, and the pure-prefill one if any.
 
     Decode-only fills come first (up to the first chunk ≥ 2), then, only when no decode is
     in the batch yet, pure-prefill fills until a 1-token request joins, then mixed fills.
     """
-    first_p = next((k for k, r in enumerate(fill.remaining) if r >= 2), None)
+    first_p = next((k for k, r in enumerate(priced.remaining) if r >= 2), None)
     if first_p is None:
         return [(0, limit)], None
-    start = fill.starts[first_p] + 2
+    start = priced.starts[first_p] + 2
     segments = [(0, min(start - 1, limit))]
     prefill: tuple[int, int] | None = None
-    if fill.decodes == 0 and fill.wholes[first_p][3] == 0:
-        ones = (k for k in range(first_p + 1, fill.count) if fill.remaining[k] == 1)
+    if priced.decodes == 0 and priced.wholes[first_p][3] == 0:
+        ones = (k for k in range(first_p + 1, priced.count) if priced.remaining[k] == 1)
         one = next(ones, None)
-        switch = limit + 1 if one is None else fill.starts[one] + 1
+        switch = limit + 1 if one is None else priced.starts[one] + 1
         prefill = (start, min(switch - 1, limit))
         segments.append(prefill)
         start = switch
@@ -59,69 +59,69 @@ def _segments(
     return [(lo, hi) for lo, hi in segments if lo <= hi], prefill
 
 
-def _segment_top(fill: PricedQueue, lo: int, hi: int, target: float) -> int:
+def _segment_top(priced: PricedQueue, lo: int, hi: int, target: float) -> int:
     """The largest non-exception b in [lo, hi] with T̂(b) ≤ target (T̂ monotone there), or −1.
 
     Bisects the piece ends in the segment first, then the chunk inside the next piece by its
     closed form (chunks ≥ 2 only: the 1-token chunk is the exception point).
     """
-    cum = fill.starts
+    cum = priced.starts
     ends = [lo, *cum[bisect_right(cum, lo) : bisect_right(cum, hi)]]
-    count = bisect_right(ends, target, key=fill.prefix)
+    count = bisect_right(ends, target, key=priced.prefix)
     if count == 0:
         return -1
     base = ends[count - 1]
     k = bisect_right(cum, base) - 1
-    if k >= fill.count:
+    if k >= priced.count:
         return base
-    if base - cum[k] >= 2 and base < cum[k] + fill.remaining[k]:
-        return _within_piece(fill, k, base, hi, target)
+    if base - cum[k] >= 2 and base < cum[k] + priced.remaining[k]:
+        return _within_piece(priced, k, base, hi, target)
     start = cum[k] + 2
     if start > min(hi, cum[k + 1]):
         return base
-    found = _within_piece(fill, k, start, hi, target)
+    found = _within_piece(priced, k, start, hi, target)
     return found if found >= start else base
 
 
-def _within_piece(fill: PricedQueue, k: int, start: int, hi: int, target: float) -> int:
+def _within_piece(priced: PricedQueue, k: int, start: int, hi: int, target: float) -> int:
     """The largest b in [start, min(hi, cum[k+1])] inside piece k (chunk ≥ 2) within target."""
-    cum = fill.starts[k]
-    top = min(hi, cum + fill.remaining[k]) - cum
-    found = cum + largest_within(fill.closing_chunk(k), start - cum, top, target)
-    while found >= start and fill.prefix(found) > target:
+    cum = priced.starts[k]
+    top = min(hi, cum + priced.remaining[k]) - cum
+    found = cum + largest_within(priced.closing_chunk(k), start - cum, top, target)
+    while found >= start and priced.prefix(found) > target:
         found -= 1
-    while found + 1 <= cum + top and fill.prefix(found + 1) <= target:
+    while found + 1 <= cum + top and priced.prefix(found + 1) <= target:
         found += 1
     return found
 
 
-def fill_budget(fill: PricedQueue, target: float, limit: int) -> int:
+def fill_budget(priced: PricedQueue, target: float, limit: int) -> int:
     """The largest b ≤ limit with T̂(decodes + greedy fill of b tokens) ≤ target, else 0
     (found once per queue, target and limit: `PricedQueue.budgets`)."""
-    known = fill.budgets.get((target, limit))
+    known = priced.budgets.get((target, limit))
     if known is None:
-        known = fill.budgets[target, limit] = _search(fill, target, limit)
+        known = priced.budgets[target, limit] = _search(priced, target, limit)
     return known
 
 
-def _search(fill: PricedQueue, target: float, limit: int) -> int:
+def _search(priced: PricedQueue, target: float, limit: int) -> int:
     """`fill_budget`, searched: the scenario segments top first, then the exception points."""
-    limit = min(limit, fill.total)
-    if fill.prefix(limit) <= target:
+    limit = min(limit, priced.total)
+    if priced.prefix(limit) <= target:
         return max(limit, 0)
-    segments, prefill = _segments(fill, limit)
+    segments, prefill = _segments(priced, limit)
     best = -1
     for lo, hi in reversed(segments):
-        top = hi - 1 if hi > lo and _is_exception(fill, hi) else hi
-        best = _segment_top(fill, lo, top, target)
+        top = hi - 1 if hi > lo and _is_exception(priced, hi) else hi
+        best = _segment_top(priced, lo, top, target)
         if best >= 0:
             break
-    if best + 1 <= limit and _is_exception(fill, best + 1) and fill.prefix(best + 1) <= target:
+    if best + 1 <= limit and _is_exception(priced, best + 1) and priced.prefix(best + 1) <= target:
         best += 1
     if prefill is not None:
-        for k in range(fill.count):
-            b = fill.starts[k] + 1
-            if best < b <= prefill[1] and fill.remaining[k] >= 2 and fill.prefix(b) <= target:
+        for k in range(priced.count):
+            b = priced.starts[k] + 1
+            if best < b <= prefill[1] and priced.remaining[k] >= 2 and priced.prefix(b) <= target:
                 best = b
     return max(best, 0)
 

@@ -80,20 +80,6 @@ class TiledPiece(Piece):
         return Piece(self.base, self.slope, self.curve, self.peak_weight, self.peak)
 
 
-def greedy_fill(remaining: Sequence[int], budget: int) -> list[int]:
-    """Chunks of a greedy fill: each request in order takes min(r_i, what is left of budget)."""
-    chunks = []
-    left = budget
-    for r in remaining:
-        if r >= left:
-            if left > 0:
-                chunks.append(left)
-            break
-        chunks.append(r)
-        left -= r
-    return chunks
-
-
 def head(stream: Iterable[Request], reach: int | None) -> list[Request]:
     """The requests of `stream` up to the first that brings their remaining tokens to `reach`
     (all with None): what `PricedQueue.of` lays out, and so all a fill of `reach` reads."""

@@ -32,9 +32,9 @@ def largest_least(bs: Sequence[int], costs: Sequence[float]) -> int:
     return max(b for b, cost in zip(bs, costs, strict=True) if cost <= bound)
 
 
-def two_step_cost(fill: PricedQueue, b: int, budget_sum: int) -> float:
+def two_step_cost(priced: PricedQueue, b: int, budget_sum: int) -> float:
     """T̂₁(b) + T̂₂(B_Σ − b): this iteration runs stream [0, b), the next one [b, B_Σ)."""
-    return fill.prefix(b) + fill.price(b, budget_sum, 1)
+    return priced.prefix(b) + priced.price(b, budget_sum, 1)
 
 
 def _convex_candidates(now: Piece, then: Piece, whole: int, lo: int, hi: int) -> set[int]:
@@ -83,7 +83,7 @@ points have closed forms all at once (`vector_candidates`); below, the per-piece
 faster (the crossover measured with the default predictor, 8 to 96 decodes)."""
 
 
-def exact_split(fill: PricedQueue, budget_sum: int, cap: int, deadline: float) -> int:
+def exact_split(priced: PricedQueue, budget_sum: int, cap: int, deadline: float) -> int:
     """The b in [B_Σ − cap, min(B_Σ, cap)] with T̂₁(b) ≤ deadline minimizing two_step_cost.
 
     Two iterations run at most 2·cap tokens, so B_Σ is taken as min(B_Σ, 2·cap).
@@ -98,51 +98,56 @@ def exact_split(fill: PricedQueue, budget_sum: int, cap: int, deadline: float) -
     """
     budget_sum = min(budget_sum, 2 * cap)
     lo_b = max(0, budget_sum - cap)
-    hi_b = min(budget_sum, fill_budget(fill, deadline, cap))
+    hi_b = min(budget_sum, fill_budget(priced, deadline, cap))
     candidates: list[tuple[int, float]] = []
     if lo_b == 0:
-        candidates.append((0, two_step_cost(fill, 0, budget_sum)))
-    first = fill.request_at(max(lo_b, 1))
-    pieces: Sequence[int] = range(first, fill.request_at(hi_b) + 1 if hi_b > lo_b else first)
-    if fill.predictor.tile is None:
-        repeated = repeated_pieces(fill, pieces, budget_sum, lo_b, hi_b, deadline)
+        candidates.append((0, two_step_cost(priced, 0, budget_sum)))
+    first = priced.request_at(max(lo_b, 1))
+    pieces: Sequence[int] = range(first, priced.request_at(hi_b) + 1 if hi_b > lo_b else first)
+    if priced.predictor.tile is None:
+        repeated = repeated_pieces(priced, pieces, budget_sum, lo_b, hi_b, deadline)
         pieces = [k for k in pieces if k not in repeated]
         if len(pieces) >= VECTOR_PIECES:
             found, found_costs, pieces = vector_candidates(
-                fill, np.array(pieces), budget_sum, lo_b, hi_b, deadline
+                priced, np.array(pieces), budget_sum, lo_b, hi_b, deadline
             )
             candidates.extend(zip(found.tolist(), found_costs.tolist(), strict=True))
     for k in pieces:
-        candidates.extend(piece_candidates(fill, k, budget_sum, lo_b, hi_b, deadline))
+        candidates.extend(piece_candidates(priced, k, budget_sum, lo_b, hi_b, deadline))
     if not candidates:
-        return fill_budget(fill, deadline, lo_b)
+        return fill_budget(priced, deadline, lo_b)
     bs, costs = zip(*candidates, strict=True)
     return largest_least(bs, costs)
 
 
 def repeated_pieces(
-    fill: PricedQueue, pieces: Sequence[int], budget_sum: int, lo_b: int, hi_b: int, deadline: float
+    priced: PricedQueue,
+    pieces: Sequence[int],
+    budget_sum: int,
+    lo_b: int,
+    hi_b: int,
+    deadline: float,
 ) -> set[int]:
     """The pieces j of `pieces` whose costs piece j + 1 repeats r_j tokens later, with every b
     of piece j + 1 feasible and in range: requests j − 1..j + 2 alike (same r ≥ 2 and u), all
     four before the request holding B_Σ, decodes in both iterations, seven features
     (proofs/split.md, *Repeated requests*). Equal costs go to the larger b, so their
     candidates can be skipped."""
-    if fill.decodes == 0 or not pieces:
+    if priced.decodes == 0 or not pieces:
         return set()
-    remaining, starts = fill.remaining, fill.starts
-    shapes = list(zip(remaining, fill.contexts, strict=True))
+    remaining, starts = priced.remaining, priced.starts
+    shapes = list(zip(remaining, priced.contexts, strict=True))
     skipped: set[int] = set()
     ahead = False
     """Whether piece j + 2 met the deadline throughout, for j + 1 in the same run."""
-    for j in range(min(pieces[-1], fill.request_at(budget_sum) - 3), max(pieces[0], 1) - 1, -1):
+    for j in range(min(pieces[-1], priced.request_at(budget_sum) - 3), max(pieces[0], 1) - 1, -1):
         if not (remaining[j] >= 2 and shapes[j - 1] == shapes[j] == shapes[j + 1] == shapes[j + 2]):
             ahead = False
             continue
         ahead = ahead or (
             starts[j + 2] <= hi_b
-            and fill.prefix(starts[j + 2]) <= deadline
-            and fill.prefix(starts[j + 1] + 1) <= deadline
+            and priced.prefix(starts[j + 2]) <= deadline
+            and priced.prefix(starts[j + 1] + 1) <= deadline
         )
         if ahead and starts[j + 1] + 1 >= lo_b:
             skipped.add(j)
@@ -150,24 +155,24 @@ def repeated_pieces(
 
 
 def piece_candidates(
-    fill: PricedQueue, k: int, budget_sum: int, lo_b: int, hi_b: int, deadline: float
+    priced: PricedQueue, k: int, budget_sum: int, lo_b: int, hi_b: int, deadline: float
 ) -> list[tuple[int, float]]:
     """(b, two_step_cost) of the b in piece k ∩ [lo_b, hi_b] among which the feasible minimum
     of the piece lies (proofs/split.md §2): its special points priced in full where no closed
     form covers them, and the convex candidates of each span between its tile edges."""
-    base = fill.starts[k]
-    c_lo, c_hi = max(1, lo_b - base), min(fill.remaining[k], hi_b - base)
-    now = fill.closing_chunk(k)
-    then, whole, rest = fill.next_head(k, budget_sum)
-    top = _feasible_top(fill, k, now, max(2, c_lo), c_hi, deadline)
+    base = priced.starts[k]
+    c_lo, c_hi = max(1, lo_b - base), min(priced.remaining[k], hi_b - base)
+    now = priced.closing_chunk(k)
+    then, whole, rest = priced.next_head(k, budget_sum)
+    top = _feasible_top(priced, k, now, max(2, c_lo), c_hi, deadline)
     found = []
-    if c_lo == 1 and (one := fill.prefix(base + 1)) <= deadline:
+    if c_lo == 1 and (one := priced.prefix(base + 1)) <= deadline:
         left = whole - 1
-        then_cost = then(left) if left >= 2 else fill.head_price(rest, k, whole, left)
+        then_cost = then(left) if left >= 2 else priced.head_price(rest, k, whole, left)
         found.append((base + 1, one + then_cost))
     for c in (whole - 1, whole):
         if max(2, c_lo) <= c <= top:
-            found.append((base + c, now(c) + fill.head_price(rest, k, whole, whole - c)))
+            found.append((base + c, now(c) + priced.head_price(rest, k, whole, whole - c)))
     lo, hi = max(2, c_lo), min(top, whole - 2)
     for a, b in _tile_spans(now, then, whole, lo, hi):
         for c in _convex_candidates(now.smooth(), then.smooth(), whole, a, b):
@@ -175,21 +180,23 @@ def piece_candidates(
     return found
 
 
-def _feasible_top(fill: PricedQueue, k: int, now: Piece, lo: int, hi: int, deadline: float) -> int:
+def _feasible_top(
+    priced: PricedQueue, k: int, now: Piece, lo: int, hi: int, deadline: float
+) -> int:
     """The largest chunk c in [lo, hi] of piece k with T̂₁ ≤ deadline (lo − 1 if none): T̂₁
     increases with c ≥ 2, so bisect the closed form, then settle ties with the exact price."""
     if hi < lo or now(hi) <= deadline:
         return hi
     top = largest_within(now, lo, hi, deadline)
-    base = fill.starts[k]
-    while top >= lo and fill.prefix(base + top) > deadline:
+    base = priced.starts[k]
+    while top >= lo and priced.prefix(base + top) > deadline:
         top -= 1
-    while top < hi and fill.prefix(base + top + 1) <= deadline:
+    while top < hi and priced.prefix(base + top + 1) <= deadline:
         top += 1
     return top
 
 
-def ternary_split(fill: PricedQueue, budget_sum: int, cap: int, deadline: float) -> int:
+def ternary_split(priced: PricedQueue, budget_sum: int, cap: int, deadline: float) -> int:
     """The paper's search (Alg. 1 line 4): integer ternary search of two_step_cost over the
     range, then clamped to the largest b at or below it that meets the deadline.
 
@@ -197,7 +204,7 @@ def ternary_split(fill: PricedQueue, budget_sum: int, cap: int, deadline: float)
     """
     budget_sum = min(budget_sum, 2 * cap)
     lo, hi = max(0, budget_sum - cap), min(budget_sum, cap)
-    cost: Callable[[int], float] = lambda b: two_step_cost(fill, b, budget_sum)  # noqa: E731
+    cost: Callable[[int], float] = lambda b: two_step_cost(priced, b, budget_sum)  # noqa: E731
     while hi - lo > 2:
         third = (hi - lo) // 3
         if cost(lo + third) > cost(hi - third):
@@ -206,26 +213,28 @@ def ternary_split(fill: PricedQueue, budget_sum: int, cap: int, deadline: float)
             hi = hi - third
     last = range(lo, hi + 1)
     best = largest_least(last, [cost(b) for b in last])
-    if best == 0 or fill.prefix(best) <= deadline:
+    if best == 0 or priced.prefix(best) <= deadline:
         return best
-    return fill_budget(fill, deadline, best)
+    return fill_budget(priced, deadline, best)
 
 
-def window_split(fill: PricedQueue, budget_sum: int, cap: int, deadline: float, window: int) -> int:
+def window_split(
+    priced: PricedQueue, budget_sum: int, cap: int, deadline: float, window: int
+) -> int:
     """Window k > 2 (our generalization of eq. 9): b minimizing T̂₁(b) plus the k − 1 later
     iterations sharing B_Σ − b equally, over every feasible b (exhaustive, vectorized)."""
     lo_b = max(0, budget_sum - (window - 1) * cap)
     b = np.arange(lo_b, min(budget_sum, cap) + 1, dtype=np.int64)
-    first = fill.latencies(np.zeros_like(b), b)
+    first = priced.latencies(np.zeros_like(b), b)
     cost = first.copy()
     share = budget_sum - b
     for j in range(1, window):
         start = b + (share * (j - 1)) // (window - 1)
         stop = b + (share * j) // (window - 1)
-        cost += fill.latencies(start, stop, j)
+        cost += priced.latencies(start, stop, j)
     feasible = (first <= deadline) | (b == 0)
     if not feasible.any():
-        return fill_budget(fill, deadline, lo_b)
+        return fill_budget(priced, deadline, lo_b)
     least = cost[feasible].min()
     best = np.flatnonzero(feasible & (cost <= least + COST_TIE * abs(least)))
     return int(b[best[-1]])
@@ -247,18 +256,18 @@ def _column(piece: _Closed) -> _Closed:
     return base[:, None], slope[:, None], curve[:, None], peak_weight[:, None], peak[:, None]
 
 
-def _next_rest(fill: PricedQueue, ks: IntArray, budget_sum: int) -> tuple[IntArray, ...]:
+def _next_rest(priced: PricedQueue, ks: IntArray, budget_sum: int) -> tuple[IntArray, ...]:
     """`next_head`'s `rest` of pieces `ks`: the next iteration without its head chunk (the
     decodes a step on, requests k+1..e−1 whole and e's chunk; the decodes alone when k = e)."""
-    wholes = fill.columns.wholes
-    e = fill.request_at(budget_sum)
+    wholes = priced.columns.wholes
+    e = priced.request_at(budget_sum)
     after = np.minimum(ks + 1, e)
-    step = decode_terms(fill.decodes, fill.decode_context + fill.decodes)
+    step = decode_terms(priced.decodes, priced.decode_context + priced.decodes)
     t = [wholes[j][e] - wholes[j][after] + step[j] for j in range(6)]
-    remaining = fill.columns.remaining[:e]
+    remaining = priced.columns.remaining[:e]
     peaks = np.append(np.maximum.accumulate(remaining[::-1])[::-1], 0)[after]
     t.append(np.where(peaks >= 2, peaks, 0))
-    tail, tail_context = budget_sum - fill.starts[e], fill.contexts[e]
+    tail, tail_context = budget_sum - priced.starts[e], priced.contexts[e]
     if tail >= 2:
         a1, a2, a3, a6, a7 = prefill_terms(tail, tail_context)
         t = [t[0] + a1, t[1] + a2, t[2] + a3, t[3], t[4], t[5] + a6, np.maximum(t[6], a7)]
@@ -269,7 +278,7 @@ def _next_rest(fill: PricedQueue, ks: IntArray, budget_sum: int) -> tuple[IntArr
 
 
 def _closed_pieces(
-    fill: PricedQueue,
+    priced: PricedQueue,
     u: IntArray,
     whole: IntArray,
     x: tuple[IntArray, ...],
@@ -277,7 +286,7 @@ def _closed_pieces(
 ) -> tuple[_Closed, _Closed]:
     """`closing_chunk` and `next_head`'s piece as arrays (`PricedQueue._piece`), from request
     k's context `u` and `whole`, the features `x` before it and the next iteration's `rest` `t`."""
-    coefficients = fill.predictor.coefficients
+    coefficients = priced.predictor.coefficients
     w_now = coefficients[scenario(x[3], 1)].T
     w_then = coefficients[scenario(t[3], 1)].T
     now: _Closed = (*chunk_piece(w_now, x[:6], u, 0), w_now[7], x[6])
@@ -286,7 +295,7 @@ def _closed_pieces(
 
 
 def vector_candidates(
-    fill: PricedQueue,
+    priced: PricedQueue,
     ks: IntArray,
     budget_sum: int,
     lo_b: int,
@@ -301,13 +310,13 @@ def vector_candidates(
     Every price is the scalar code's on arrays (`features.linear`, `features.chunk_piece`,
     `LatencyPredictor.price_arrays`), so the floats are the same.
     """
-    columns, price = fill.columns, fill.predictor.price_arrays
+    columns, price = priced.columns, priced.predictor.price_arrays
     base, r, u = columns.starts[ks], columns.remaining[ks], columns.contexts[ks]
     c_lo, c_hi = np.maximum(1, lo_b - base), np.minimum(r, hi_b - base)
     x = tuple(w[ks] for w in columns.wholes)
-    t = _next_rest(fill, ks, budget_sum)
-    whole = np.where(ks < fill.request_at(budget_sum), r, budget_sum - base)
-    now, then = _closed_pieces(fill, u, whole, x, t)
+    t = _next_rest(priced, ks, budget_sum)
+    whole = np.where(ks < priced.request_at(budget_sum), r, budget_sum - base)
+    now, then = _closed_pieces(priced, u, whole, x, t)
     head = u + whole - 1
     # Request k's first token as a decode now, its last token as a decode next.
     one = price((x[0], x[1], x[2] + u, x[3] + 1, x[4] + u, x[5], x[6]))

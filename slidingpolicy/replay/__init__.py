@@ -3,7 +3,7 @@
 `slidingpolicy replay` sends each request of a workload at its arrival time to an
 OpenAI-compatible completions endpoint (token-id prompts, streaming, the request's SLOs in
 `vllm_xargs`), timestamps every token as the client receives it, and turns what it measured
-into the engine's own token log (`engine.metrics`), so attainment by the eq. 1 deadlines and
+into the engine's own token log (`slidingpolicy.metrics`), so attainment by the eq. 1 deadlines and
 every other metric has the one definition `simulate` uses.
 
 - `requests`: a workload's requests as completions to send;

@@ -24,8 +24,8 @@ from slidingpolicy.replay.engines import Arm, Engine, engine_python, parse_arms
 from slidingpolicy.replay.launcher import Server, free_port, running
 from slidingpolicy.replay.shapes import vocab_size, write_shape
 from slidingpolicy.replay.targets import Target
-from slidingpolicy.replay.transformers import TRANSFORMERS
-from slidingpolicy.replay.vllm import VLLM
+from slidingpolicy.replay.transformers_server import TRANSFORMERS
+from slidingpolicy.replay.vllm_server import VLLM
 
 ENGINES = MappingProxyType({e.name: e for e in (VLLM, TRANSFORMERS)})
 """The engines `--launch` names."""

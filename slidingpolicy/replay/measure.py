@@ -4,10 +4,10 @@ A request's tokens are recorded at the times the client received them, on the ru
 (seconds since it started, the clock of the workload's arrivals), into the engine's own
 `TokenLog`; `outcome` and `summarize` then judge them exactly as they judge a simulated run:
 token k due by a + L_ttft + (k − 1)·L_tbt (eq. 1), every metric with its one definition
-(`engine.metrics`). A request that failed (an HTTP error, a timeout, a stream cut short) keeps
-the tokens it received and, being incomplete, misses its SLO: it is counted, never dropped.
-A request the policy gave up on is one of them, its notice recorded as the engine's own
-(`Metrics.given_up`, `ttft_or_notice_p99`).
+(`slidingpolicy.metrics`). A request that failed (an HTTP error, a timeout, a stream cut
+short) keeps the tokens it received and, being incomplete, misses its SLO: it is counted,
+never dropped. A request the policy gave up on is one of them, its notice recorded as the
+engine's own (`Metrics.given_up`, `ttft_or_notice_p99`).
 
 A client cannot see the engine's iterations or preemptions: a replayed run reports them as
 unknown (None), not as zero.
@@ -22,8 +22,8 @@ from collections.abc import Sequence
 
 import attrs
 
-from slidingpolicy.engine.metrics import Metrics, RequestOutcome, TokenLog, outcome, summarize
 from slidingpolicy.errors import InvalidRecordError
+from slidingpolicy.metrics import Metrics, RequestOutcome, TokenLog, outcome, summarize
 from slidingpolicy.workloads import Workload
 
 UNOBSERVED = ("iterations", "preemptions", "predictor_mae", "predictor_bias")

@@ -16,9 +16,9 @@ from typing import Any
 
 import attrs
 
-from slidingpolicy.engine.sweep import WorkloadSpec
 from slidingpolicy.errors import InvalidRecordError
 from slidingpolicy.replay.matrix import Cell
+from slidingpolicy.runs.specs import WorkloadSpec
 
 KV_LINE = re.compile(r"KV cache size: ([\d,]+) tokens")
 """How vLLM logs its KV cache's size at start."""

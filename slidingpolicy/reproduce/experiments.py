@@ -14,15 +14,12 @@ from typing import Any
 import attrs
 import numpy as np
 
-from slidingpolicy.engine.capacity import capacities
 from slidingpolicy.engine.simulator import simulate
-from slidingpolicy.engine.sweep import HardwareSpec, RunSpec, WorkloadSpec, predictor_of, run_many
-from slidingpolicy.engine.workers import trial_runner
 from slidingpolicy.policies import by_name
 from slidingpolicy.predictors import PACKAGED, profile_key
 from slidingpolicy.predictors.profiling import profile
 from slidingpolicy.pricing import evaluate, fit_predictor
-from slidingpolicy.reproduce.config import (
+from slidingpolicy.reproduce.presets import (
     LOAD_POLICIES,
     LOADS,
     OUR_ABLATION,
@@ -36,6 +33,9 @@ from slidingpolicy.reproduce.config import (
     Setting,
 )
 from slidingpolicy.reproduce.timing import timed
+from slidingpolicy.runs.capacity_search import capacities
+from slidingpolicy.runs.specs import HardwareSpec, RunSpec, WorkloadSpec, predictor_of, run_many
+from slidingpolicy.runs.workers import trial_runner
 from slidingpolicy.workloads import Burst
 
 Row = dict[str, Any]

@@ -14,10 +14,10 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.axes import Axes
 
-from slidingpolicy.engine.plots import LINESTYLES, MARKERS, _save
+from slidingpolicy.figures.plots import LINESTYLES, MARKERS, _save
 from slidingpolicy.reproduce import paper
-from slidingpolicy.reproduce.config import DATASETS, LOAD_POLICIES, PAPER_ABLATION, POLICIES
 from slidingpolicy.reproduce.experiments import UNIT_POLICY, rows_of
+from slidingpolicy.reproduce.presets import DATASETS, LOAD_POLICIES, PAPER_ABLATION, POLICIES
 from slidingpolicy.reproduce.report import FIGURES, Capacities, Limits
 
 Row = dict[str, Any]

@@ -14,7 +14,8 @@ from typing import Any
 
 from slidingpolicy.pricing.fit import SIZE_CLASSES as CLASSES
 from slidingpolicy.reproduce import paper
-from slidingpolicy.reproduce.config import (
+from slidingpolicy.reproduce.experiments import OWN, UNIT_POLICY, rows_of, window_label
+from slidingpolicy.reproduce.presets import (
     DATASETS,
     LOAD_POLICIES,
     OUR_ABLATION,
@@ -26,7 +27,6 @@ from slidingpolicy.reproduce.config import (
     WINDOW_POLICIES,
     WINDOWS,
 )
-from slidingpolicy.reproduce.experiments import OWN, UNIT_POLICY, rows_of, window_label
 
 Row = dict[str, Any]
 

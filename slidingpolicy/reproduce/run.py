@@ -11,10 +11,7 @@ from typing import Any, TypeVar
 
 from slidingpolicy._io import write_text
 from slidingpolicy._parse import read_json
-from slidingpolicy.engine.results import write_json, write_results
-from slidingpolicy.engine.workers import cluster
 from slidingpolicy.errors import SlidingPolicyError
-from slidingpolicy.reproduce.config import ReproConfig
 from slidingpolicy.reproduce.experiments import (
     Bar,
     burst_rows,
@@ -26,7 +23,10 @@ from slidingpolicy.reproduce.experiments import (
     robustness_rows,
 )
 from slidingpolicy.reproduce.figures import draw
+from slidingpolicy.reproduce.presets import ReproConfig
 from slidingpolicy.reproduce.report import render
+from slidingpolicy.runs.results import write_json, write_results
+from slidingpolicy.runs.workers import cluster
 
 T = TypeVar("T")
 

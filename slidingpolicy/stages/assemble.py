@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from slidingpolicy.pricing.queue import PricedQueue, greedy_fill
+from slidingpolicy.pricing.queue import PricedQueue
 from slidingpolicy.records.plan import (
     Allocation,
     BatchPlan,
@@ -14,6 +14,20 @@ from slidingpolicy.records.plan import (
 )
 from slidingpolicy.records.request import Request
 from slidingpolicy.stages.admit import Admission
+
+
+def greedy_fill(remaining: Sequence[int], budget: int) -> list[int]:
+    """Chunks of a greedy fill: each request in order takes min(r_i, what is left of budget)."""
+    chunks = []
+    left = budget
+    for r in remaining:
+        if r >= left:
+            if left > 0:
+                chunks.append(left)
+            break
+        chunks.append(r)
+        left -= r
+    return chunks
 
 
 def allocations(
@@ -50,7 +64,7 @@ def assemble(
 
 
 def greedy_plan(
-    fill: PricedQueue,
+    priced: PricedQueue,
     admission: Admission,
     queue: Sequence[Request],
     budget: int,
@@ -60,10 +74,10 @@ def greedy_plan(
 ) -> BatchPlan:
     """The admitted decodes plus a greedy fill of up to `budget` prefill tokens down `queue`.
 
-    `fill` prices `queue` beside the admitted decodes; the budget is cut to the admission's
+    `priced` prices `queue` beside the admitted decodes; the budget is cut to the admission's
     prefill cap and to the queue's tokens, and the plan's predicted latency is T̂ of the batch.
     """
-    budget = max(0, min(budget, admission.prefill_cap, fill.total))
-    chunks = greedy_fill(fill.remaining, budget)
+    budget = max(0, min(budget, admission.prefill_cap, priced.total))
+    chunks = greedy_fill(priced.remaining, budget)
     prefills = list(zip(queue, chunks, strict=False))
-    return assemble(admission, prefills, branch, policy, fill.prefix(budget), diagnostics)
+    return assemble(admission, prefills, branch, policy, priced.prefix(budget), diagnostics)

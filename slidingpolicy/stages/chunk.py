@@ -8,8 +8,8 @@ from slidingpolicy import _validate
 from slidingpolicy.pricing.budget import fill_budget
 from slidingpolicy.pricing.queue import PricedQueue
 from slidingpolicy.pricing.split import exact_split, ternary_split, window_split
-from slidingpolicy.records.config import MAX_WINDOW, SlidingConfig
 from slidingpolicy.records.plan import BatchPlan, Diagnostics, PlanBranch
+from slidingpolicy.records.sliding_config import MAX_WINDOW, SlidingConfig
 from slidingpolicy.stages.assemble import greedy_plan
 from slidingpolicy.stages.draft import Draft
 
@@ -25,7 +25,7 @@ class ChunkDecision:
 
 
 def sliding_chunk(
-    fill: PricedQueue, horizon: tuple[float, ...], cap: int, config: SlidingConfig
+    priced: PricedQueue, horizon: tuple[float, ...], cap: int, config: SlidingConfig
 ) -> ChunkDecision:
     """B* for this iteration.
 
@@ -40,28 +40,28 @@ def sliding_chunk(
     fits now within T_cur it runs now, and a split that would run no prefill now runs
     TimeToBudget(T_cur) instead.
     """
-    _check_chunk_arguments(fill, horizon, cap, config)
+    _check_chunk_arguments(priced, horizon, cap, config)
     if not horizon:
-        budget = min(cap, fill.total)
+        budget = min(cap, priced.total)
         return ChunkDecision(budget, budget, budget)
     t_cur = horizon[0]
     window = len(horizon)
-    now = fill_budget(fill, t_cur, cap)
-    if window == 1 or now == fill.total:
+    now = fill_budget(priced, t_cur, cap)
+    if window == 1 or now == priced.total:
         return ChunkDecision(now, now, now)
-    budget_sum = fill_budget(fill, horizon[-1], window * cap)
+    budget_sum = fill_budget(priced, horizon[-1], window * cap)
     if window > 2:
-        budget = window_split(fill, budget_sum, cap, t_cur, window)
+        budget = window_split(priced, budget_sum, cap, t_cur, window)
     else:
         split = exact_split if config.split_search == "exact" else ternary_split
-        budget = split(fill, budget_sum, cap, t_cur)
+        budget = split(priced, budget_sum, cap, t_cur)
     return ChunkDecision(budget if budget > 0 else now, budget_sum, now)
 
 
-def _check_chunk_arguments(fill: object, horizon: object, cap: object, config: object) -> None:
+def _check_chunk_arguments(priced: object, horizon: object, cap: object, config: object) -> None:
     """`sliding_chunk`'s arguments, each named when it is not what the function takes."""
     where = "sliding_chunk"
-    _validate.instance(where, "fill", fill, PricedQueue)
+    _validate.instance(where, "priced", priced, PricedQueue)
     if not isinstance(horizon, tuple) or len(horizon) > MAX_WINDOW:
         raise _validate.fail(where, "horizon", f"must be a tuple of at most {MAX_WINDOW} times")
     for k, deadline in enumerate(horizon):
@@ -84,7 +84,7 @@ def chunk_stage(draft: Draft) -> ChunkerStep:
     """The SlidingChunker's stage (Fig. 3): the admitted decodes plus a greedy fill of B*
     tokens down the ordered queue, B* planned against the window's deadlines over m."""
     horizon = tuple(w / draft.margin for w in draft.horizon)
-    decision = sliding_chunk(draft.fill, horizon, draft.cap, draft.config)
+    decision = sliding_chunk(draft.priced, horizon, draft.cap, draft.config)
     diagnostics = Diagnostics(
         t_cur=draft.t_cur,
         t_next=draft.t_next,
@@ -93,6 +93,6 @@ def chunk_stage(draft: Draft) -> ChunkerStep:
     )
     branch, policy = PlanBranch.CHUNKER, draft.policy
     plan = greedy_plan(
-        draft.fill, draft.admission, draft.queue, decision.budget, branch, policy, diagnostics
+        draft.priced, draft.admission, draft.queue, decision.budget, branch, policy, diagnostics
     )
     return ChunkerStep(horizon, decision, plan)

@@ -12,10 +12,10 @@ from slidingpolicy.pricing.queue import PricedQueue
 from slidingpolicy.records.plan import BatchPlan, Diagnostics, PlanBranch
 from slidingpolicy.records.request import Request
 from slidingpolicy.stages.assemble import assemble
-from slidingpolicy.stages.check import CandidateBatch, check_violations
 from slidingpolicy.stages.draft import Draft
 from slidingpolicy.stages.knapsack import knapsack, max_count
 from slidingpolicy.stages.order import promotion_line
+from slidingpolicy.stages.violation_check import CandidateBatch, check_violations
 
 
 @attrs.frozen(slots=True)
@@ -264,14 +264,16 @@ def construct_stage(draft: Draft) -> ConstructorStep:
     now, cap, margin = draft.now, draft.cap, draft.margin
     if cap <= 0:
         return NO_ROOM
-    candidate = check_violations(draft.fill, draft.queue, cap, now, margin)
+    candidate = check_violations(draft.priced, draft.queue, cap, now, margin)
     if not candidate.risky:
         return ConstructorStep(candidate)
     promoted = promotion_line(draft.config, now)
     if any(r.deadline <= promoted for r in candidate.members):
         return ConstructorStep(candidate, promoted=True)
     members, risky = candidate.members, candidate.risky
-    search = search_anchors(draft.fill, members, risky, now, draft.t_cur, cap, margin, draft.record)
+    search = search_anchors(
+        draft.priced, members, risky, now, draft.t_cur, cap, margin, draft.record
+    )
     built = search.best
     if built is None:
         return ConstructorStep(candidate, search=search)

@@ -14,8 +14,8 @@ from __future__ import annotations
 import attrs
 
 from slidingpolicy.pricing.model import LatencyPredictor
-from slidingpolicy.records.config import SlidingConfig
 from slidingpolicy.records.plan import BatchPlan
+from slidingpolicy.records.sliding_config import SlidingConfig
 from slidingpolicy.records.state import SchedulerState
 from slidingpolicy.stages.chunk import ChunkerStep, chunk_stage
 from slidingpolicy.stages.construct import ConstructorStep, construct_stage

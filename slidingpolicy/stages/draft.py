@@ -9,8 +9,8 @@ import attrs
 
 from slidingpolicy.pricing.model import LatencyPredictor
 from slidingpolicy.pricing.queue import PricedQueue
-from slidingpolicy.records.config import SlidingConfig
 from slidingpolicy.records.request import Request
+from slidingpolicy.records.sliding_config import SlidingConfig
 from slidingpolicy.records.state import SchedulerState
 from slidingpolicy.stages.admit import Admission, admit, kv_admitted
 from slidingpolicy.stages.deadlines import window_deadlines
@@ -28,7 +28,7 @@ class Draft:
     config: SlidingConfig
     admission: Admission
     queue: tuple[Request, ...]
-    fill: PricedQueue
+    priced: PricedQueue
     horizon: tuple[float, ...]
     margin: float
     policy: str
@@ -69,6 +69,6 @@ def prepare(
         return kv_admitted(stream, free, decodes, headroom)
 
     queue = mlps_head(state, config, reach, startable)
-    fill = PricedQueue.of(predictor, admission.decodes, queue, reach=reach)
+    priced = PricedQueue.of(predictor, admission.decodes, queue, reach=reach)
     horizon = window_deadlines(admission.decodes, now, config.window)
-    return Draft(now, config, admission, tuple(queue), fill, horizon, margin, policy, record)
+    return Draft(now, config, admission, tuple(queue), priced, horizon, margin, policy, record)

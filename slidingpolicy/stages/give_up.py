@@ -14,8 +14,8 @@ from __future__ import annotations
 import math
 
 from slidingpolicy.records.candidates import Kind, deadline_key
-from slidingpolicy.records.config import SlidingConfig
 from slidingpolicy.records.request import Request
+from slidingpolicy.records.sliding_config import SlidingConfig
 from slidingpolicy.records.state import SchedulerState, listed_state, queued_state
 from slidingpolicy.records.tree import Node, scan
 from slidingpolicy.stages.order import SORT_LIMIT

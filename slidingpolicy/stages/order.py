@@ -30,8 +30,8 @@ from slidingpolicy.records.candidates import (
     arrival_key,
     deadline_key,
 )
-from slidingpolicy.records.config import SlidingConfig
 from slidingpolicy.records.request import Request
+from slidingpolicy.records.sliding_config import SlidingConfig
 from slidingpolicy.records.state import SchedulerState
 from slidingpolicy.records.tree import Node, scan
 

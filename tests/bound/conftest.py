@@ -7,11 +7,11 @@ from functools import cache
 from pathlib import Path
 
 from slidingpolicy.bound.cost import IterationCost, iteration_cost
-from slidingpolicy.engine.sweep import HardwareSpec
 from slidingpolicy.hardware import HardwareModel
 from slidingpolicy.hardware.build import QUANTIZED
 from slidingpolicy.predictors import packaged_path
 from slidingpolicy.pricing import LatencyPredictor
+from slidingpolicy.runs.specs import HardwareSpec
 
 HARDWARE = (
     HardwareSpec("rtx3090", "qwen2.5-7b", 2, noise_sigma=0.0),

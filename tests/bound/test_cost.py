@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from slidingpolicy.bound.cost import Attention, linear_cost
-from slidingpolicy.engine.sweep import HardwareSpec
+from slidingpolicy.runs.specs import HardwareSpec
 from tests.bound.conftest import HARDWARE, cost, hardware
 
 batches = st.lists(

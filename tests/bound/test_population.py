@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from slidingpolicy.bound.demand import demand
 from slidingpolicy.bound.population import cells, population, rounded_uniform
-from slidingpolicy.engine.sweep import WorkloadSpec
+from slidingpolicy.runs.specs import WorkloadSpec
 from slidingpolicy.workloads import Poisson, make_workload
 from tests.bound.conftest import HARDWARE, cost
 

@@ -13,10 +13,10 @@ from hypothesis import strategies as st
 
 from slidingpolicy.bound.limits import trial_bound
 from slidingpolicy.bound.trace import attainable, trace_bound
-from slidingpolicy.engine.capacity import capacity_search
 from slidingpolicy.engine.simulator import EngineOptions, simulate
-from slidingpolicy.engine.sweep import HardwareSpec, RunSpec, WorkloadSpec
 from slidingpolicy.policies import by_name, names
+from slidingpolicy.runs.capacity_search import capacity_search
+from slidingpolicy.runs.specs import HardwareSpec, RunSpec, WorkloadSpec
 from slidingpolicy.workloads import Poisson, RequestSpec, Workload, make_workload, workload_names
 from tests.bound.conftest import (
     HARDWARE,

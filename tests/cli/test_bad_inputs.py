@@ -16,8 +16,8 @@ import pytest
 from slidingpolicy import Allocation, BatchPlan, Request, SchedulerState, default_predictor
 from slidingpolicy.cli import main
 from slidingpolicy.codec import log_line
-from slidingpolicy.engine.workers import default_workers
 from slidingpolicy.hardware.profiled import PER_LAYER_OPS
+from slidingpolicy.runs.workers import default_workers
 from tests.bad_input_docs import documented_rows
 from tests.cli.conftest import run_cli
 

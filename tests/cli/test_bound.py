@@ -10,7 +10,7 @@ import pytest
 from rich.console import Console
 
 from slidingpolicy.cli.capacity import shares_line
-from slidingpolicy.engine.capacity import CapacitySpread
+from slidingpolicy.runs.capacity_search import CapacitySpread
 from tests.cli.conftest import run_cli as _run
 
 

@@ -17,8 +17,8 @@ from slidingpolicy import LatencyPredictor, LinearModel
 from slidingpolicy.cli.demo import demo_table
 from slidingpolicy.cli.output import trying
 from slidingpolicy.codec import parse_line
-from slidingpolicy.engine.capacity import CapacitySpread
 from slidingpolicy.policies import names
+from slidingpolicy.runs.capacity_search import CapacitySpread
 from tests.cli.conftest import run_cli as _run
 
 
@@ -86,7 +86,7 @@ def test_out_is_checked_before_any_computation(
     def never(*args: Any, **kwargs: Any) -> None:
         raise AssertionError("ran before checking --out")
 
-    monkeypatch.setattr(sys.modules["slidingpolicy.engine.sweep"], "run_many", never)
+    monkeypatch.setattr(sys.modules["slidingpolicy.runs.specs"], "run_many", never)
     blocker = tmp_path / "file"
     blocker.write_text("")
     code, _, err = _run(["sweep", "-n", "5", "--out", str(blocker / "sub")], capsys)
@@ -179,7 +179,7 @@ def test_capacity_on_ray_writes_what_local_processes_write(
     down after, and writes the same results, byte for byte, as two local processes (all but
     the command line in their provenance)."""
     ray = pytest.importorskip("ray", reason="Ray is an optional extra: slidingpolicy[ray]")
-    from slidingpolicy.engine import workers
+    from slidingpolicy.runs import workers
 
     on_ray: list[int] = []
     ray_map = workers._RayTasks.map

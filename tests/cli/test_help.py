@@ -73,7 +73,7 @@ def test_policies_lists_every_option_with_its_default_and_meaning(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     from slidingpolicy.policies import names
-    from slidingpolicy.policies.options import online_options, policy_options
+    from slidingpolicy.policies.option_docs import online_options, policy_options
 
     code, out, _ = run_cli(["policies"], capsys)
     assert code == 0

@@ -11,12 +11,11 @@ import attrs
 from slidingpolicy import default_predictor
 from slidingpolicy.hardware import HardwareModel, build_hardware
 from slidingpolicy.pricing import LatencyPredictor
-from slidingpolicy.pricing.queue import greedy_fill
 from slidingpolicy.records.plan import Allocation, BatchPlan
 from slidingpolicy.records.request import Request
 from slidingpolicy.records.state import SchedulerState
 from slidingpolicy.stages.admit import admit
-from slidingpolicy.stages.assemble import allocations
+from slidingpolicy.stages.assemble import allocations, greedy_fill
 
 HARDWARE = (("rtx3090", "qwen2.5-7b", 2), ("a100-80g", "llama3-8b", 1))
 

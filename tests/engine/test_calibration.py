@@ -11,13 +11,13 @@ import numpy as np
 import pytest
 
 from slidingpolicy import default_predictor
-from slidingpolicy.engine import HardwareSpec
 from slidingpolicy.hardware import QuantizedRooflineModel, build_hardware
 from slidingpolicy.hardware.quantized import TILINGS
 from slidingpolicy.predictors import calibration
 from slidingpolicy.predictors.calibration import calibrated, fingerprint
 from slidingpolicy.predictors.profiling import DEFAULT_SAMPLES, DEFAULT_SEED, profile
 from slidingpolicy.pricing import LatencyPredictor, Sample, fit_predictor
+from slidingpolicy.runs import HardwareSpec
 
 
 @pytest.fixture

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from slidingpolicy.engine import EngineOptions, simulate
-from slidingpolicy.engine.results import dumps, outcome_rows
+from slidingpolicy.runs.results import dumps, outcome_rows
 from slidingpolicy.workloads import Poisson, make_workload
 from tests.engine.conftest import HARDWARE, Fcfs, hardware
 

@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition, rule
 
 from slidingpolicy.engine import EngineOptions, simulate
-from slidingpolicy.engine.results import dumps, outcome_rows
 from slidingpolicy.policies import by_name, names
+from slidingpolicy.runs.results import dumps, outcome_rows
 from slidingpolicy.workloads import RequestSpec, Workload
 from tests.engine.conftest import HARDWARE, Fcfs, hardware, predictor
 

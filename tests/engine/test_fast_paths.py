@@ -11,11 +11,11 @@ import pytest
 from slidingpolicy.engine import EngineOptions, simulate
 from slidingpolicy.engine import table as table_module
 from slidingpolicy.engine.decode_run import RUN_CHUNK, RUN_SCALAR, run_times
-from slidingpolicy.engine.metrics import token_deadline
 from slidingpolicy.engine.noise import Normals, engine_rng
 from slidingpolicy.engine.simulator import _Run
 from slidingpolicy.engine.table import QUEUE_FROM
 from slidingpolicy.hardware.roofline import noisy
+from slidingpolicy.metrics import token_deadline
 from slidingpolicy.policies import by_name
 from slidingpolicy.records.plan import BatchPlan
 from slidingpolicy.records.state import SchedulerState

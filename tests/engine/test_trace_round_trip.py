@@ -11,12 +11,12 @@ import numpy as np
 import pytest
 
 from slidingpolicy.engine import simulate
-from slidingpolicy.engine.sweep import HardwareSpec
 from slidingpolicy.hardware import HardwareModel, build_hardware
 from slidingpolicy.hardware.ratio_noise import RatioNoise
 from slidingpolicy.hardware.traced import TracedModel, traced_model
 from slidingpolicy.policies import by_name
 from slidingpolicy.pricing import LatencyPredictor, evaluate, fit_predictor
+from slidingpolicy.runs.specs import HardwareSpec
 from slidingpolicy.step_trace import TraceStep, read_samples
 from slidingpolicy.workloads import Poisson, make_workload
 

@@ -13,10 +13,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from slidingpolicy.engine import EngineOptions, simulate
-from slidingpolicy.engine.results import dumps, outcome_rows
 from slidingpolicy.errors import InvalidRecordError
 from slidingpolicy.hardware import build_hardware
 from slidingpolicy.hardware.traced import UNLIMITED_KV, TracedModel, from_samples, traced_model
+from slidingpolicy.runs.results import dumps, outcome_rows
 from slidingpolicy.step_trace import TraceStep, step_sample
 from slidingpolicy.workloads import Poisson, make_workload
 from tests.engine.conftest import Fcfs

@@ -29,7 +29,7 @@ from slidingpolicy import (
     default_predictor,
 )
 from slidingpolicy.codec import plan_from_dict, plan_to_dict
-from slidingpolicy.engine.errors import EngineError
+from slidingpolicy.engine.run_errors import EngineError
 from slidingpolicy.engine.simulator import EngineOptions, simulate
 from slidingpolicy.errors import InvalidRecordError
 from slidingpolicy.hardware import default_hardware

@@ -27,17 +27,17 @@ def test_time_to_budget_equals_a_linear_scan(
 ) -> None:
     """Against the scan of the same prices (exact) and of explicit batches (up to ties)."""
     remaining, contexts = [r for r, _ in queue], [u for _, u in queue]
-    fill = PricedQueue.of_lengths(predictor, decodes, remaining, contexts)
-    limit = data.draw(st.integers(0, fill.total + 3))
-    span = range(min(limit, fill.total) + 1)
-    prices = [fill.price(0, b) for b in span]
+    priced = PricedQueue.of_lengths(predictor, decodes, remaining, contexts)
+    limit = data.draw(st.integers(0, priced.total + 3))
+    span = range(min(limit, priced.total) + 1)
+    prices = [priced.price(0, b) for b in span]
     target = data.draw(st.one_of(st.sampled_from(prices), st.floats(0.0, 2 * max(prices))))
-    assert fill_budget(fill, target, limit) == scan_budget(prices, target)
+    assert fill_budget(priced, target, limit) == scan_budget(prices, target)
     explicit = [
         predicted(predictor, interval_batch(decodes, remaining, contexts, 0, b)) for b in span
     ]
     if all(abs(p - target) > 1e-9 * max(target, 1e-12) for p in explicit):
-        assert fill_budget(fill, target, limit) == scan_budget(explicit, target)
+        assert fill_budget(priced, target, limit) == scan_budget(explicit, target)
 
 
 @given(predictors(tiles=True), st.lists(st.integers(1, 200), max_size=4), queues, st.data())
@@ -51,18 +51,18 @@ def test_a_remembered_budget_is_the_one_searched_afresh(
     """`fill_budget` answers a repeated (target, limit) from `PricedQueue.budgets`: what a
     fresh queue, which remembers nothing, searches."""
     remaining, contexts = [r for r, _ in queue], [u for _, u in queue]
-    fill = PricedQueue.of_lengths(predictor, decodes, remaining, contexts)
+    priced = PricedQueue.of_lengths(predictor, decodes, remaining, contexts)
     asks = data.draw(
         st.lists(
-            st.tuples(st.floats(0.0, 2 * fill.price(0, fill.total)), st.integers(0, 90)),
+            st.tuples(st.floats(0.0, 2 * priced.price(0, priced.total)), st.integers(0, 90)),
             min_size=1,
             max_size=6,
         )
     )
     for target, limit in asks + asks:
         fresh = PricedQueue.of_lengths(predictor, decodes, remaining, contexts)
-        assert fill_budget(fill, target, limit) == fill_budget(fresh, target, limit)
-    assert set(fill.budgets) == set(asks)
+        assert fill_budget(priced, target, limit) == fill_budget(fresh, target, limit)
+    assert set(priced.budgets) == set(asks)
 
 
 def test_bisection_alone_would_miss_the_answer() -> None:
@@ -72,8 +72,8 @@ def test_bisection_alone_would_miss_the_answer() -> None:
     mixed = LinearModel(0.0, (0, 0, 0, 0.001, 0, 0.001, 0))
     predictor = LatencyPredictor(decode, mixed, mixed, fallback=mixed)
     queue = [Request("a", 0.0, 1, 0, 0, 1.0, 0.1), Request("b", 0.0, 6, 0, 0, 1.0, 0.1)]
-    fill = PricedQueue.of(predictor, [], queue)
-    prices = [fill.price(0, b) for b in range(fill.total + 1)]
+    priced = PricedQueue.of(predictor, [], queue)
+    prices = [priced.price(0, b) for b in range(priced.total + 1)]
     assert prices[2] > prices[3]
     target = prices[3]
     naive = bisect_right(range(len(prices)), target, key=prices.__getitem__) - 1
@@ -89,17 +89,17 @@ def test_empty_queue_has_no_budget(predictor: LatencyPredictor, target: float) -
 
 def test_budget_never_exceeds_the_limit() -> None:
     zero = LinearModel(0.0, (0.0,) * 7)
-    fill = PricedQueue.of_lengths(
+    priced = PricedQueue.of_lengths(
         LatencyPredictor(zero, zero, zero, fallback=zero), [5], [100, 100], [0, 0]
     )
-    assert fill_budget(fill, 1.0, 150) == 150
-    assert fill_budget(fill, 1.0, 10_000) == 200
+    assert fill_budget(priced, 1.0, 150) == 150
+    assert fill_budget(priced, 1.0, 10_000) == 200
 
 
 @pytest.mark.parametrize("target", [0.0, -1.0])
 def test_infeasible_target_gives_zero(target: float) -> None:
     model = LinearModel(0.01, (0.0,) * 7)
-    fill = PricedQueue.of_lengths(
+    priced = PricedQueue.of_lengths(
         LatencyPredictor(model, model, model, fallback=model), [5], [100], [0]
     )
-    assert fill_budget(fill, target, 100) == 0
+    assert fill_budget(priced, target, 100) == 0

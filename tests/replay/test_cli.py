@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from slidingpolicy.engine.results import METRIC_COLUMNS
+from slidingpolicy.runs.results import METRIC_COLUMNS
 from tests.cli.conftest import run_cli
 from tests.replay.conftest import Start
 from tests.replay.fake_engine import Behaviour

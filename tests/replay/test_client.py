@@ -11,8 +11,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from slidingpolicy.engine.metrics import percentile
 from slidingpolicy.errors import EngineError
+from slidingpolicy.metrics import percentile
 from slidingpolicy.replay.client import GAVE_UP, probe, send_all
 from slidingpolicy.replay.measure import Measured, failures, judge
 from slidingpolicy.replay.requests import Completion, completions

@@ -13,7 +13,7 @@ import pytest
 from slidingpolicy.errors import EngineError, PolicyLabelError, UnknownNameError
 from slidingpolicy.replay.engines import Arm, engine_python, parse_arms
 from slidingpolicy.replay.launch import ENGINES, engine_named
-from slidingpolicy.replay.vllm import VLLM
+from slidingpolicy.replay.vllm_server import VLLM
 
 TWO_NATIVES = ("native", "prefill_first")
 """The own schedulers of an engine with two (transformers')."""

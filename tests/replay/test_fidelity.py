@@ -10,9 +10,8 @@ from typing import Any
 import pytest
 
 from slidingpolicy.cli import main
-from slidingpolicy.engine.sweep import run
 from slidingpolicy.predictors import packaged_path
-from slidingpolicy.replay.fidelity import (
+from slidingpolicy.replay.engine_fidelity import (
     Simulation,
     policy_of,
     ranking_rows,
@@ -21,6 +20,7 @@ from slidingpolicy.replay.fidelity import (
     within_bounds,
 )
 from slidingpolicy.replay.recorded import read_replay
+from slidingpolicy.runs.specs import run
 from tests.cli.conftest import run_cli
 from tests.replay.test_cli import one_line_error
 

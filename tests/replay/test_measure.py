@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from slidingpolicy.engine.metrics import percentile
 from slidingpolicy.errors import InvalidRecordError
+from slidingpolicy.metrics import percentile
 from slidingpolicy.replay.client import GAVE_UP
 from slidingpolicy.replay.measure import Measured, failures, judge, run_end, send_lag
 from slidingpolicy.workloads import RequestSpec, Workload

@@ -18,14 +18,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from slidingpolicy.engine.capacity import capacity_search
 from slidingpolicy.engine.simulator import simulate
-from slidingpolicy.engine.sweep import predictor_of, run
-from slidingpolicy.engine.workers import cluster
 from slidingpolicy.errors import InvalidRecordError
 from slidingpolicy.policies import by_name
 from slidingpolicy.reproduce import QUICK, write_report
-from slidingpolicy.reproduce.config import DATASETS, PAPER_SETTINGS, ROBUSTNESS_PREDICTORS
 from slidingpolicy.reproduce.experiments import (
     PREDICTOR_HARDWARE,
     UNIT_POLICY,
@@ -40,9 +36,13 @@ from slidingpolicy.reproduce.experiments import (
     predictor_trial,
     rows_of,
 )
+from slidingpolicy.reproduce.presets import DATASETS, PAPER_SETTINGS, ROBUSTNESS_PREDICTORS
 from slidingpolicy.reproduce.report import Capacities, burst_section, render
 from slidingpolicy.reproduce.run import REPORT, RESULTS, TIMINGS
 from slidingpolicy.reproduce.timing import timed
+from slidingpolicy.runs.capacity_search import capacity_search
+from slidingpolicy.runs.specs import predictor_of, run
+from slidingpolicy.runs.workers import cluster
 from tests.engine.test_golden import linear_algebra_fingerprint
 
 REPORT_DIR = Path(__file__).resolve().parents[2] / "docs" / "report"
@@ -281,7 +281,7 @@ def _no_tick(_: int) -> None:
 
 def test_the_reports_own_trials_on_ray_equal_the_local_ones() -> None:
     """Fig. 6's and Table 5's trials through one connection (`cluster`), as `reproduce` runs
-    them with --ray; capacity and load trials on Ray are tests/engine/test_workers.py's."""
+    them with --ray; capacity and load trials on Ray are tests/runs/test_workers.py's."""
     ray = pytest.importorskip("ray", reason="Ray is an optional extra: slidingpolicy[ray]")
     base = burst_spec(QUICK, PAPER_SETTINGS[0], "mixed-v1", 0.5)
     base = attrs.evolve(base, workload=attrs.evolve(base.workload, requests=60))
@@ -308,8 +308,8 @@ def test_the_robustness_verdict_is_decided_by_the_numbers(
 ) -> None:
     """Learning by default moves each SlidingServe configuration by its own predictor's
     capacity over its reference's, and the under-predicting figures are the rows'."""
-    from slidingpolicy.reproduce.config import ROBUSTNESS_POLICIES, UNDER
     from slidingpolicy.reproduce.experiments import OWN
+    from slidingpolicy.reproduce.presets import ROBUSTNESS_POLICIES, UNDER
     from slidingpolicy.reproduce.report import robustness_section
 
     key, dataset = QUICK.robustness_cases[0]
@@ -341,7 +341,7 @@ def test_the_robustness_verdict_is_decided_by_the_numbers(
 def test_a_limit_of_the_committed_report_reproduces() -> None:
     """The limit is the fluid bound of the case, computed again here."""
     from slidingpolicy.bound.limits import limit
-    from slidingpolicy.engine.sweep import WorkloadSpec
+    from slidingpolicy.runs.specs import WorkloadSpec
 
     results, _ = _committed()
     setting, dataset = PAPER_SETTINGS[1], "sharegpt"

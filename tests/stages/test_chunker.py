@@ -26,14 +26,16 @@ def chunker_cases(draw: st.DrawFn) -> tuple[PricedQueue, tuple[float, ...], int,
     predictor = draw(st.one_of(predictors(tiles=True), realistic_predictors()))
     decodes = draw(st.lists(st.integers(1, 4000), min_size=1, max_size=64))
     queue = draw(queues)
-    fill = PricedQueue.of_lengths(predictor, decodes, [r for r, _ in queue], [u for _, u in queue])
+    priced = PricedQueue.of_lengths(
+        predictor, decodes, [r for r, _ in queue], [u for _, u in queue]
+    )
     window = draw(st.integers(2, 4))
     t_cur = draw(st.floats(0.0, 0.3))
     tbt = draw(st.floats(0.01, 0.3))
     horizon = tuple(t_cur + j * tbt for j in range(window))
     cap = draw(st.integers(1, 4096))
     config = SlidingConfig(window=window, split_search=draw(st.sampled_from(["exact", "ternary"])))
-    return fill, horizon, cap, config
+    return priced, horizon, cap, config
 
 
 @given(chunker_cases())
@@ -42,10 +44,10 @@ def test_a_queue_that_fits_now_runs_now(
     case: tuple[PricedQueue, tuple[float, ...], int, SlidingConfig],
 ) -> None:
     """When the whole queue fits in this iteration's cap and T_cur, all of it runs now."""
-    fill, horizon, cap, config = case
-    if fill.total > cap or fill.prefix(fill.total) > horizon[0]:
+    priced, horizon, cap, config = case
+    if priced.total > cap or priced.prefix(priced.total) > horizon[0]:
         return
-    assert sliding_chunk(fill, horizon, cap, config).budget == fill.total
+    assert sliding_chunk(priced, horizon, cap, config).budget == priced.total
 
 
 @given(chunker_cases())
@@ -54,8 +56,8 @@ def test_prefill_that_fits_now_is_never_idled(
     case: tuple[PricedQueue, tuple[float, ...], int, SlidingConfig],
 ) -> None:
     """Some prefill runs whenever some fits within T_cur, and never more than fits."""
-    fill, horizon, cap, config = case
-    fits = fill_budget(fill, horizon[0], cap)
-    budget = sliding_chunk(fill, horizon, cap, config).budget
+    priced, horizon, cap, config = case
+    fits = fill_budget(priced, horizon[0], cap)
+    budget = sliding_chunk(priced, horizon, cap, config).budget
     assert (budget > 0) == (fits > 0)
     assert budget <= fits

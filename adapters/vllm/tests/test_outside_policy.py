@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from slidingpolicy.cli import main
-from slidingpolicy.policies import plugins, registry
+from slidingpolicy.policies import plugin_loader, registry
 from slidingpolicy.step_trace import parse_step
 from vllm.v1.request import RequestStatus
 
@@ -27,7 +27,7 @@ JOBS = [Job(prompt=40 + 97 * i % 500, output=3 + i % 5, arrive=i % 4) for i in r
 def own_registry(monkeypatch: pytest.MonkeyPatch) -> None:
     """The registry and the plugins loaded as they are now, restored after the test."""
     monkeypatch.setattr(registry, "_REGISTRY", dict(registry._REGISTRY))
-    monkeypatch.setattr(plugins, "_LOADED", set())
+    monkeypatch.setattr(plugin_loader, "_LOADED", set())
 
 
 @pytest.mark.parametrize("cls", [SlidingScheduler, AsyncSlidingScheduler])

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from matplotlib.figure import Figure
 
-from slidingpolicy.engine import plots
-from slidingpolicy.engine.sweep import RunSpec
+from slidingpolicy.figures import plots
+from slidingpolicy.runs.specs import RunSpec
 
 
 @pytest.fixture

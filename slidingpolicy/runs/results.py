@@ -2,7 +2,7 @@
 
 `results.json` holds what a seed determines (specs, metrics, per-request outcomes), so the
 same seed and command give the same bytes, and its "provenance": the version, the git commit
-and the command line that made it (`engine.provenance`); wall-clock and CPU figures go to
+and the command line that made it (`runs.provenance`); wall-clock and CPU figures go to
 `timings.json`.
 """
 
@@ -18,10 +18,10 @@ from typing import Any
 import numpy as np
 
 from slidingpolicy._io import replace_atomically, write_text
-from slidingpolicy.engine.capacity import CapacityResult
-from slidingpolicy.engine.metrics import LATENCIES, Metrics, RequestOutcome, stat_fields
-from slidingpolicy.engine.provenance import provenance
-from slidingpolicy.engine.sweep import RunSummary
+from slidingpolicy.metrics import LATENCIES, Metrics, RequestOutcome, stat_fields
+from slidingpolicy.runs.capacity_search import CapacityResult
+from slidingpolicy.runs.provenance import provenance
+from slidingpolicy.runs.specs import RunSummary
 from slidingpolicy.workloads import Workload
 
 METRIC_COLUMNS = (
@@ -36,7 +36,7 @@ METRIC_COLUMNS = (
     "preemptions",
     "predictor_mae",
 )
-"""The metrics of a CSV row (`engine.metrics` defines each)."""
+"""The metrics of a CSV row (`slidingpolicy.metrics` defines each)."""
 
 
 def _clean(value: Any) -> Any:

@@ -8,7 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from slidingpolicy.engine.capacity import (
+from slidingpolicy.errors import InvalidRecordError
+from slidingpolicy.runs.capacity_search import (
     MAX_RATE,
     MAX_TRIALS,
     MIN_RATE,
@@ -19,8 +20,7 @@ from slidingpolicy.engine.capacity import (
     capacity_search,
     spreads,
 )
-from slidingpolicy.engine.sweep import RunSpec, WorkloadSpec
-from slidingpolicy.errors import InvalidRecordError
+from slidingpolicy.runs.specs import RunSpec, WorkloadSpec
 
 
 def _drive(

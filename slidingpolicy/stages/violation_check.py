@@ -20,12 +20,12 @@ class CandidateBatch:
 
 
 def check_violations(
-    fill: PricedQueue, queue: Sequence[Request], cap: int, now: float, margin: float = 1.0
+    priced: PricedQueue, queue: Sequence[Request], cap: int, now: float, margin: float = 1.0
 ) -> CandidateBatch:
     """Fill `queue` up to `cap` tokens, predict T̂_full, and flag the live prefill requests of
     that batch whose TTFT slack is below it with the latency margin (0 < s_i < m·T̂_full)."""
-    tokens = min(cap, fill.total)
-    latency = fill.prefix(tokens)
-    members = tuple(queue[: fill.request_at(tokens) + 1]) if tokens > 0 else ()
+    tokens = min(cap, priced.total)
+    latency = priced.prefix(tokens)
+    members = tuple(queue[: priced.request_at(tokens) + 1]) if tokens > 0 else ()
     risky = tuple(m for m in members if 0.0 < m.slack(now) < margin * latency)
     return CandidateBatch(members, latency, risky)

@@ -7,13 +7,13 @@ from collections.abc import Sequence
 from typing import Any
 
 from slidingpolicy.engine.simulator import simulate
-from slidingpolicy.engine.sweep import RunSpec, predictor_of
 from slidingpolicy.policies import by_name
 from slidingpolicy.policy import DecodeRunObserver
 from slidingpolicy.pricing.fit import Sample
 from slidingpolicy.records.plan import BatchPlan
 from slidingpolicy.records.request import Request
 from slidingpolicy.records.state import SchedulerState
+from slidingpolicy.runs.specs import RunSpec, predictor_of
 
 
 class Recording:

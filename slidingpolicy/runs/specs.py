@@ -1,5 +1,5 @@
 """Runs by specification: what to simulate, as a picklable record, and `run_many` to run many
-wherever trials run (`engine.workers`: here, local processes or a Ray cluster).
+wherever trials run (`runs.workers`: here, local processes or a Ray cluster).
 
 A `RunSpec` names everything a run needs (policy, hardware, workload, arrivals, seed, engine
 options), so a worker process rebuilds the run from it alone and the run is reproducible from
@@ -17,17 +17,17 @@ from typing import Any
 import attrs
 
 from slidingpolicy import _validate
-from slidingpolicy.engine.metrics import Metrics
 from slidingpolicy.engine.simulator import EngineOptions, EngineStats, simulate
-from slidingpolicy.engine.workers import trial_runner
 from slidingpolicy.errors import InvalidRecordError
 from slidingpolicy.hardware import HardwareModel, build_hardware
 from slidingpolicy.hardware.build import DEFAULT_NOISE_SIGMA
 from slidingpolicy.hardware.traced import traced_model
+from slidingpolicy.metrics import Metrics
 from slidingpolicy.policies import by_name
 from slidingpolicy.policies.labels import label, parse_label
 from slidingpolicy.predictors.calibration import predictor_for
 from slidingpolicy.pricing import LatencyPredictor
+from slidingpolicy.runs.workers import trial_runner
 from slidingpolicy.workloads import (
     ArrivalProcess,
     Burst,
@@ -228,7 +228,7 @@ def run_many(
     ray: str | None = None,
 ) -> list[RunSummary]:
     """Run every spec, on the Ray cluster at `ray` or in `workers` local processes
-    (`engine.workers`); results in the order of `specs`, the same wherever they ran."""
+    (`runs.workers`); results in the order of `specs`, the same wherever they ran."""
     with trial_runner(workers, ray, jobs=len(specs)) as runner:
         return runner.map(run, specs, on_done)
 

@@ -1,4 +1,4 @@
-"""Metrics against hand-computed cases (one definition each, in engine/metrics.py)."""
+"""Metrics against hand-computed cases (one definition each, in slidingpolicy/metrics/)."""
 
 from __future__ import annotations
 
@@ -10,10 +10,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from slidingpolicy.engine.metrics import (
+from slidingpolicy.metrics import (
     Stats,
     TokenLog,
-    _gap_stats,
     duration_unit,
     exact_sum,
     merged_percentiles,
@@ -23,6 +22,7 @@ from slidingpolicy.engine.metrics import (
     summarize,
     token_deadline,
 )
+from slidingpolicy.metrics.summary import _gap_stats
 from slidingpolicy.workloads import RequestSpec, Workload
 
 

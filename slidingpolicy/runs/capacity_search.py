@@ -11,7 +11,7 @@ passing one. A trial stops as soon as more requests have missed than 99% allows
 (`EngineOptions.miss_budget`); its recorded attainment is then what it had reached.
 
 Several searches (one per policy or seed) run round by round over one set of workers (local
-processes or a Ray cluster, `engine.workers`), so every CPU stays busy until the last search
+processes or a Ray cluster, `runs.workers`), so every CPU stays busy until the last search
 ends. The rates tried never depend on the number of workers (k-section with k taken from the
 worker count did, and so did the answer: 0.8229 with one worker, 0.8213 with two), so the
 result is the same on any machine and any cluster.
@@ -26,10 +26,10 @@ from typing import Any
 import attrs
 
 from slidingpolicy import _validate
-from slidingpolicy.engine.metrics import SLO_TARGET
-from slidingpolicy.engine.sweep import RunSpec, RunSummary, run
-from slidingpolicy.engine.workers import trial_runner
 from slidingpolicy.errors import InvalidRecordError
+from slidingpolicy.metrics import SLO_TARGET
+from slidingpolicy.runs.specs import RunSpec, RunSummary, run
+from slidingpolicy.runs.workers import trial_runner
 
 PRECISION = 0.025
 MIN_RATE = 1.0 / 64
@@ -37,7 +37,7 @@ MAX_RATE = 4096.0
 MAX_TRIALS = 25
 """The most trials one search takes from any start in [MIN_RATE, MAX_RATE]: one, 18 to
 bracket the capacity by doubling or halving (log2(MAX_RATE / MIN_RATE)), 6 to bisect the
-bracket to `PRECISION` (tests/engine/test_capacity.py)."""
+bracket to `PRECISION` (tests/runs/test_capacity_search.py)."""
 
 Trial = tuple[float, float]
 Search = Generator[list[float], list[float], tuple[float, float]]
@@ -126,7 +126,7 @@ def capacities(
     on_trial: Callable[[RunSummary], None] | None = None,
 ) -> list[CapacityResult]:
     """One capacity search per spec (e.g. one per policy), all over one set of workers: the
-    Ray cluster at `ray`, or `workers` local processes (`engine.workers`).
+    Ray cluster at `ray`, or `workers` local processes (`runs.workers`).
 
     `known[i]` are trials of `bases[i]` already run at full length (same seed and size).
     `on_round` is told the (policy, rate) trials of each round before they run; `on_trial`

@@ -27,11 +27,11 @@ import attrs
 import numpy as np
 
 from slidingpolicy.engine.simulator import EngineOptions
-from slidingpolicy.engine.sweep import HardwareSpec, RunSpec, RunSummary
 from slidingpolicy.replay.engines import NATIVE
 from slidingpolicy.replay.matrix import cell_arrivals
 from slidingpolicy.replay.recorded import Recorded, RecordedRun
-from slidingpolicy.replay.report import median_finite
+from slidingpolicy.replay.replay_results import median_finite
+from slidingpolicy.runs.specs import HardwareSpec, RunSpec, RunSummary
 from slidingpolicy.workloads import load_trace
 
 ATTAINMENT_BOUND = 0.05
@@ -195,7 +195,7 @@ def plot_fidelity(rows: Sequence[dict[str, Any]], path: Path, title: str) -> Non
     import matplotlib.pyplot as plt
 
     from slidingpolicy._io import replace_atomically
-    from slidingpolicy.engine.plots import MARKERS
+    from slidingpolicy.figures.plots import MARKERS
 
     fig, (left, right) = plt.subplots(1, 2, figsize=(11, 5.2))
     arms = list(dict.fromkeys(row["policy"] for row in rows))

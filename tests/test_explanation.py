@@ -20,12 +20,12 @@ from hypothesis import strategies as st
 import slidingpolicy.stages
 from slidingpolicy import SchedulerState, SlidingServe, default_predictor
 from slidingpolicy.examples import readme, scene
-from slidingpolicy.explain import Explanation, explain, sliding_of
+from slidingpolicy.explanation import Explanation, explain, sliding_of
 from slidingpolicy.policies import by_name
 from slidingpolicy.pricing.model import LatencyPredictor
-from slidingpolicy.records.config import SlidingConfig
 from slidingpolicy.records.plan import BatchPlan, PlanBranch
 from slidingpolicy.records.request import Request
+from slidingpolicy.records.sliding_config import SlidingConfig
 from tests.strategies import configs, pressed_states, realistic_predictors, states
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -11,7 +11,7 @@ import pytest
 from slidingpolicy.errors import EngineError
 from slidingpolicy.replay.engines import Arm
 from slidingpolicy.replay.shapes import SHAPES, shape_names, vocab_size, write_shape
-from slidingpolicy.replay.vllm import VLLM, serve_command, serve_env
+from slidingpolicy.replay.vllm_server import VLLM, serve_command, serve_env
 
 
 def test_only_policy_arms_get_the_adapter_and_all_share_the_rest() -> None:

@@ -18,8 +18,8 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
 from slidingpolicy._io import replace_atomically
-from slidingpolicy.engine.metrics import SLO_TARGET, RequestOutcome
-from slidingpolicy.engine.sweep import RunSpec, RunSummary
+from slidingpolicy.metrics import SLO_TARGET, RequestOutcome
+from slidingpolicy.runs.specs import RunSpec, RunSummary
 from slidingpolicy.workloads import Workload, dataset_slo
 from slidingpolicy.workloads.make import sources_of
 from slidingpolicy.workloads.slos import INTERACTIVE

@@ -12,10 +12,10 @@ from types import ModuleType
 import attrs
 import pytest
 
-from slidingpolicy.engine.capacity import capacities
-from slidingpolicy.engine.sweep import RunSpec, RunSummary, WorkloadSpec, run_many, sweep
-from slidingpolicy.engine.workers import trial_runner
 from slidingpolicy.errors import InvalidRecordError, RayUnavailableError
+from slidingpolicy.runs.capacity_search import capacities
+from slidingpolicy.runs.specs import RunSpec, RunSummary, WorkloadSpec, run_many, sweep
+from slidingpolicy.runs.workers import trial_runner
 
 BASE = RunSpec("sarathi", workload=WorkloadSpec(requests=60))
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from slidingpolicy.replay.engines import Arm, parse_arms
 from slidingpolicy.replay.shapes import SHAPES
-from slidingpolicy.replay.transformers import (
+from slidingpolicy.replay.transformers_server import (
     NATIVE_BATCH_TOKENS,
     NUM_BLOCKS,
     TRANSFORMERS,

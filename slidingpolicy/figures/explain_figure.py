@@ -1,4 +1,4 @@
-"""A PNG of one explained decision (`slidingpolicy.explain`): the MLPS order on the left, on
+"""A PNG of one explained decision (`slidingpolicy.explanation`): the MLPS order on the left, on
 the right the window split's cost against b (chunker) or each anchor's knapsack (constructor).
 """
 
@@ -9,8 +9,8 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 from matplotlib.axes import Axes
 
-from slidingpolicy.engine.plots import _save
-from slidingpolicy.explain import Explanation, Split
+from slidingpolicy.explanation import Explanation, Split
+from slidingpolicy.figures.plots import _save
 
 LEVEL_COLOURS = {
     "protected": "#8172b2",

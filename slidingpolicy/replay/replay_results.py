@@ -1,7 +1,7 @@
 """A replay's results: one record per run, table rows in `simulate`'s columns, the per-arm
 summary over seeds and repeats (median and min–max), and the plot of attainment against rate.
 
-A run's row holds the columns of `engine.results.metrics_row`, so that a replayed and a
+A run's row holds the columns of `runs.results.metrics_row`, so that a replayed and a
 simulated run compare column for column; the metrics a client cannot observe
 (`measure.UNOBSERVED`) are None.
 """
@@ -16,11 +16,11 @@ from typing import Any
 import attrs
 import numpy as np
 
-from slidingpolicy.engine.metrics import SLO_TARGET, Metrics, RequestOutcome
-from slidingpolicy.engine.results import metrics_row, request_rows
-from slidingpolicy.engine.sweep import WorkloadSpec
+from slidingpolicy.metrics import SLO_TARGET, Metrics, RequestOutcome
 from slidingpolicy.replay.matrix import Cell
 from slidingpolicy.replay.measure import UNOBSERVED, Measured
+from slidingpolicy.runs.results import metrics_row, request_rows
+from slidingpolicy.runs.specs import WorkloadSpec
 from slidingpolicy.workloads import Workload
 
 SUMMARY_METRICS = (
@@ -129,7 +129,7 @@ def plot_replay(runs: Sequence[ReplayRun], path: Path, title: str) -> None:
     from matplotlib.ticker import FuncFormatter
 
     from slidingpolicy._io import replace_atomically
-    from slidingpolicy.engine.plots import LINESTYLES, MARKERS
+    from slidingpolicy.figures.plots import LINESTYLES, MARKERS
 
     arms = list(dict.fromkeys(r.arm for r in runs))
     fig, (left, right) = plt.subplots(1, 2, figsize=(11, 5.2))

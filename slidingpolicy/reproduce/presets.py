@@ -11,7 +11,7 @@ from typing import Any
 import attrs
 
 from slidingpolicy import _validate
-from slidingpolicy.engine.sweep import HardwareSpec, recorded_field
+from slidingpolicy.runs.specs import HardwareSpec, recorded_field
 
 
 @attrs.frozen(slots=True)

@@ -15,8 +15,8 @@ from matplotlib.artist import Artist
 from matplotlib.lines import Line2D
 from matplotlib.patches import Rectangle
 
-from slidingpolicy.engine.plots import _save
 from slidingpolicy.engine.timeline import BATCHES, FIRST_TID, REQUESTS
+from slidingpolicy.figures.plots import _save
 
 COLOURS = {"queued": "#d9d9d9", "prefill": "#4c72b0", "decode": "#55a868"}
 

@@ -151,17 +151,17 @@ def _split(draft: Draft, step: ChunkerStep | None) -> Split | None:
     priced over the draft's queue."""
     if step is None or not step.horizon:
         return None
-    fill, cap, horizon = draft.fill, draft.cap, step.horizon
+    priced, cap, horizon = draft.priced, draft.cap, step.horizon
     t_cur, total, chosen = horizon[0], step.decision.budget_sum, step.decision.budget
     greedy = step.decision.greedy
-    ternary = ternary_split(fill, total, cap, t_cur) if len(horizon) == 2 else None
+    ternary = ternary_split(priced, total, cap, t_cur) if len(horizon) == 2 else None
     lo, hi = max(0, total - cap), min(total, cap)
     points = {chosen, greedy, lo, hi}
     if hi > lo:
         step_size = max(1, (hi - lo) // (CURVE_POINTS - 1))
         points.update(range(lo, hi + 1, step_size))
     curve = tuple(
-        (b, fill.prefix(b), two_step_cost(fill, b, total), fill.prefix(b) <= t_cur)
+        (b, priced.prefix(b), two_step_cost(priced, b, total), priced.prefix(b) <= t_cur)
         for b in sorted(points)
     )
     return Split(total, chosen, greedy, ternary, curve)

@@ -1,4 +1,4 @@
-"""Recording the batches a run executes (`engine.batches`) changes nothing about the run."""
+"""Recording the batches a run executes (`runs.batches`) changes nothing about the run."""
 
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ from typing import Any
 import pytest
 
 from slidingpolicy import by_name, default_predictor
-from slidingpolicy.engine.batches import Recording, engine_samples, recording
 from slidingpolicy.engine.simulator import simulate
-from slidingpolicy.engine.sweep import RunSpec, WorkloadSpec
 from slidingpolicy.hardware import default_hardware
+from slidingpolicy.runs.batches import Recording, engine_samples, recording
+from slidingpolicy.runs.specs import RunSpec, WorkloadSpec
 from slidingpolicy.workloads import Poisson, make_workload
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -28,6 +29,7 @@ def problems(draw: st.DrawFn, max_requests: int = 6) -> tuple[FillCase, int, flo
     return case, limit, draw(targets(case, min(limit, case.total)))
 
 
+@pytest.mark.slow
 @settings(max_examples=PRICE_CASES, deadline=None)
 @given(problems())
 def test_fill_budget_equals_linear_scan_of_price(problem: tuple[FillCase, int, float]) -> None:

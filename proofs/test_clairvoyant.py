@@ -40,6 +40,7 @@ def _check(instance: Instance, grow: bool = False) -> dict[str, int]:
     return counts
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("instance", INSTANCES, ids=[i.name for i in INSTANCES])
 def test_clairvoyant_bounds_every_policy(instance: Instance) -> None:
     """4 fixed instances (proofs/instances.py) × every registered policy."""
@@ -63,6 +64,7 @@ def tiny(draw: st.DrawFn) -> Instance:
     return instance_of("random", jobs, B0, B1, 8)
 
 
+@pytest.mark.slow
 @settings(max_examples=RANDOM_CASES, deadline=None)
 @given(tiny())
 def test_clairvoyant_bounds_every_policy_on_random_instances(instance: Instance) -> None:

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import attrs
+import pytest
 from hypothesis import assume, event, given, settings
 from hypothesis import strategies as st
 
@@ -138,6 +139,7 @@ def _run(case: Case) -> tuple[Construction | None, bool, list[oracle.AnchorProbl
     return built, repaired, problems
 
 
+@pytest.mark.slow
 @settings(max_examples=EXHAUSTIVE_CASES, deadline=None)
 @given(cases())
 def test_constructor_is_lexicographically_optimal_by_enumeration(case: Case) -> None:
@@ -153,6 +155,7 @@ def test_constructor_is_lexicographically_optimal_by_enumeration(case: Case) -> 
     assert verdict is None, verdict
 
 
+@pytest.mark.slow
 @settings(max_examples=MILP_CASES, deadline=None)
 @given(cases(max_requests=6))
 def test_constructor_is_lexicographically_optimal_by_milp(case: Case) -> None:

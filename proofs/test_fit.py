@@ -71,6 +71,7 @@ by nothing, and stops on its cost-change rule with x6 still violating KKT (RSS 7
 the optimum 1.4e-7)."""
 
 
+@pytest.mark.slow
 @ACCURATE
 @settings(max_examples=FIT_CASES, deadline=None)
 @given(sample_sets(), st.sampled_from([None, 2, 16, 128]))
@@ -127,6 +128,7 @@ ZERO_BOX = (
 (objective y² = 1.1e-88) is optimal; cvxpy's point, feasible only to 1e-12, scored 2.1e-89."""
 
 
+@pytest.mark.slow
 @ACCURATE
 @settings(max_examples=FIT_CASES, deadline=None)
 @given(priors(), st.sampled_from([1.0, 200.0, 5000.0]))

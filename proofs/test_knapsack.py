@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
@@ -40,6 +41,7 @@ def _check(weights: list[int], values: list[float], capacity: int, use_milp: boo
     assert judge(found, oracle, scale, near) is None, (found, oracle)
 
 
+@pytest.mark.slow
 @settings(max_examples=MILP_CASES, deadline=None)
 @given(instances())
 @example(([3, 3, 4], [1.0, 1.0, 2.0], 6))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -34,6 +35,7 @@ def problems(draw: st.DrawFn, grid: bool = False) -> Problem:
     return case, budget_sum, cap, deadline
 
 
+@pytest.mark.slow
 @settings(max_examples=EXACT_CASES, deadline=None)
 @given(problems())
 def test_exact_split_equals_exhaustive_scan(problem: Problem) -> None:
@@ -45,6 +47,7 @@ def test_exact_split_equals_exhaustive_scan(problem: Problem) -> None:
     assert judge_split(priced, found, budget_sum, cap, deadline) is None
 
 
+@pytest.mark.slow
 @settings(max_examples=TIE_CASES, deadline=None)
 @given(problems(grid=True))
 def test_exact_split_takes_the_largest_of_equal_costs(problem: Problem) -> None:

@@ -51,6 +51,7 @@ def test_decision_bench_prints_all_three_tables() -> None:
     assert lines[-1].split()[0] == "sarathi"
 
 
+@pytest.mark.slow
 def test_engine_bench_prints_a_row_per_case() -> None:
     lines = _run("engine.py", "--requests", "20", "--skip-anchor")
     rows = [line for line in lines if " @ 1/s, " in line]

@@ -238,6 +238,7 @@ def test_the_command_line_simulates_checks_and_reads_back_its_trace(
     assert "plans checked" in text
 
 
+@pytest.mark.slow
 @pytest.mark.usefixtures("own_registry")
 def test_capacity_searches_it_beside_a_baseline(tmp_path: Path) -> None:
     from typer.testing import CliRunner

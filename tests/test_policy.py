@@ -38,6 +38,7 @@ from tests.strategies import (
 any_predictor = st.one_of(predictors(), realistic_predictors())
 
 
+@pytest.mark.slow
 @given(st.one_of(states(), pressed_states()), any_predictor, configs())
 @settings(max_examples=400)
 def test_every_plan_passes_check_plan(
@@ -50,6 +51,7 @@ def test_every_plan_passes_check_plan(
     assert plan.total_tokens <= config.max_batch_tokens
 
 
+@pytest.mark.slow
 @given(st.one_of(states(), pressed_states()), any_predictor, configs())
 @settings(max_examples=150)
 def test_plans_are_deterministic(
@@ -62,6 +64,7 @@ def test_plans_are_deterministic(
     assert twin.plan(twin.init(), state) == policy.plan(pstate, state)
 
 
+@pytest.mark.slow
 @given(pressed_states(), any_predictor)
 @settings(max_examples=300)
 def test_constructor_plan_meets_its_anchor_slack(
@@ -88,6 +91,7 @@ def test_constructor_plan_meets_its_anchor_slack(
             assert allocation.tokens == request.remaining_prefill
 
 
+@pytest.mark.slow
 def test_pressed_states_reach_the_constructor() -> None:
     """The strategy above is not vacuous: it routes a good share of states to BatchConstructor."""
     seen: Counter[str] = Counter()
@@ -118,6 +122,7 @@ def test_window_deadlines_are_the_minimum_over_the_safe_decodes(
     assert window_deadlines(decodes, now, window) == expected
 
 
+@pytest.mark.slow
 @given(st.one_of(states(), pressed_states()), any_predictor)
 @settings(max_examples=200)
 def test_window_one_without_constructor_is_greedy_eq_3(

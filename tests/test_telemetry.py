@@ -89,6 +89,7 @@ def test_burst_shedding_counts_as_demotion() -> None:
     assert demoted(by_name("slidingserve", default_predictor()), state) == frozenset()
 
 
+@pytest.mark.slow
 @given(states())
 @settings(max_examples=200)
 def test_the_demoted_are_the_late_candidates(state: SchedulerState) -> None:
@@ -114,6 +115,7 @@ def test_a_late_start_is_how_far_past_its_deadline_a_waiting_request_starts() ->
     assert late_starts(state, plan) == [pytest.approx(1.5)]
 
 
+@pytest.mark.slow
 @given(states())
 @settings(max_examples=200)
 def test_late_starts_are_non_negative_one_per_late_waiting_request(state: SchedulerState) -> None:

@@ -27,6 +27,7 @@ def test_a_rounded_uniform_segment_is_a_distribution(low: int, width: int) -> No
     assert counts / u.size == pytest.approx(probs, abs=2e-4)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["sharegpt", "arxiv", "mixed-v1"])
 def test_cell_means_match_a_large_sample(name: str) -> None:
     """Within 1.5% per column on 100 000 requests (the sample's own error is below 0.6%)."""

@@ -71,6 +71,7 @@ def test_no_policy_serves_more_than_the_trace_bound(
         assert _served(policy, spec, workload) <= bound.served, policy
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("spec", HARDWARE, ids=lambda s: s.gpu)
 def test_no_policy_capacity_exceeds_the_trace_bound_capacity(spec: HardwareSpec) -> None:
     """The capacity search of every policy against the same search on the bound (40 requests

@@ -14,6 +14,7 @@ from slidingpolicy.runs.capacity_search import CapacitySpread
 from tests.cli.conftest import run_cli as _run
 
 
+@pytest.mark.slow
 def test_bound_json_prints_the_bound_what_binds_it_and_the_mix(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -28,6 +29,7 @@ def test_bound_json_prints_the_bound_what_binds_it_and_the_mix(
     assert json.loads((out / "results.json").read_text())["bound"] == found["bound"]
 
 
+@pytest.mark.slow
 def test_bound_with_seeds_bounds_the_trials(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -92,6 +94,7 @@ def test_the_shares_line_ranks_the_policies_and_fits_80_columns() -> None:
     assert text == "of the bound: slidingserve+ 75.0%, sarathi 55.0%"
 
 
+@pytest.mark.slow
 def test_capacity_on_a_traced_engine_says_it_has_no_bound(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -109,6 +112,7 @@ def test_capacity_on_a_traced_engine_says_it_has_no_bound(
     assert json.loads((tmp_path / "cap" / "results.json").read_text())["bound"] is None
 
 
+@pytest.mark.slow
 def test_bound_takes_the_kv_cache_size(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """A cache of 20 000 tokens holds the decodes of far fewer requests: the bound falls and
     the KV cache binds."""

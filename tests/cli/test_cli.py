@@ -62,6 +62,7 @@ def test_help_explains_the_commands(capsys: pytest.CaptureFixture[str]) -> None:
         assert command in out
 
 
+@pytest.mark.slow
 def test_simulate_writes_results_and_a_checkable_log(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

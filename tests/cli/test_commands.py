@@ -150,6 +150,7 @@ def test_simulate_writes_its_png_and_a_row_per_request_with_its_class(
     ]
 
 
+@pytest.mark.slow
 def test_capacity_writes_results_json_and_explains_its_columns(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -172,6 +173,7 @@ def test_capacity_writes_results_json_and_explains_its_columns(
     assert all(t["policy"] == "sarathi" and t["wall_seconds"] > 0 for t in timings["trials"])
 
 
+@pytest.mark.slow
 def test_capacity_on_ray_writes_what_local_processes_write(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -392,6 +394,7 @@ def test_capacity_takes_policy_options_and_labels_results_with_them(tmp_path: Pa
     assert [c["policy"] for c in found] == policies.split(",")
 
 
+@pytest.mark.slow
 def test_the_demo_writes_every_result_and_ranks_by_mean_capacity(tmp_path: Path) -> None:
     from typer.testing import CliRunner
 

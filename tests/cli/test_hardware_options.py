@@ -25,6 +25,7 @@ def test_a_bad_predictor_file_is_one_line_and_exit_2(
     assert "p.json" in err
 
 
+@pytest.mark.slow
 def test_sweep_runs_on_the_measured_a100_with_its_own_predictor(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

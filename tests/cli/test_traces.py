@@ -63,6 +63,7 @@ def _from_pipe(
     return _results(out)
 
 
+@pytest.mark.slow
 def test_a_trace_from_a_real_pipe_is_read_once(tmp_path: Path) -> None:
     """`--trace /dev/fd/N` on the read end of an os.pipe, as `--trace <(...)` gives it."""
     read, write = os.pipe()
@@ -81,11 +82,13 @@ def test_a_trace_from_a_real_pipe_is_read_once(tmp_path: Path) -> None:
     assert found["metrics"]["requests"] == 12  # type: ignore[index]
 
 
+@pytest.mark.slow
 def test_a_trace_from_stdin(tmp_path: Path) -> None:
     found = _from_pipe(tmp_path, "/dev/stdin", input=TIMED)
     assert found["metrics"]["requests"] == 12  # type: ignore[index]
 
 
+@pytest.mark.slow
 def test_workers_never_read_the_trace_again(tmp_path: Path) -> None:
     """A sweep over two worker processes, its trace read once from stdin by the command."""
     args = ("sweep", "-p", "sarathi", "--rates", "1,2", "--workers", "2")

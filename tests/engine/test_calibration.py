@@ -35,6 +35,7 @@ def fits(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     return fitted
 
 
+@pytest.mark.slow
 def test_a_model_without_a_packaged_predictor_is_fitted_once_then_reused(
     tmp_path: Path, fits: list[str]
 ) -> None:
@@ -46,6 +47,7 @@ def test_a_model_without_a_packaged_predictor_is_fitted_once_then_reused(
     assert [p.name for p in tmp_path.iterdir()] == [f"{fingerprint(hw)}.json"]
 
 
+@pytest.mark.slow
 def test_the_cache_is_keyed_by_content(tmp_path: Path, fits: list[str]) -> None:
     quiet = build_hardware("a100-80g-quantized", "llama3-8b", 1, noise_sigma=0.0)
     noisy = build_hardware("a100-80g-quantized", "llama3-8b", 1, noise_sigma=0.05)
@@ -64,6 +66,7 @@ def test_a_tiling_change_is_a_new_key() -> None:
     assert fingerprint(other) != fingerprint(hw)
 
 
+@pytest.mark.slow
 def test_a_bad_cache_file_is_refitted_with_a_warning(tmp_path: Path, fits: list[str]) -> None:
     hw = build_hardware("h100-quantized", "llama3-8b", 1)
     path = tmp_path / f"{fingerprint(hw)}.json"
@@ -74,6 +77,7 @@ def test_a_bad_cache_file_is_refitted_with_a_warning(tmp_path: Path, fits: list[
     assert LatencyPredictor.load(path).to_dict() == predictor.to_dict()
 
 
+@pytest.mark.slow
 def test_an_unwritable_cache_still_gives_the_predictor(tmp_path: Path) -> None:
     blocked = tmp_path / "file"
     blocked.write_text("")
@@ -88,6 +92,7 @@ def test_packaged_hardware_keeps_its_packaged_predictor(fits: list[str]) -> None
     assert fits == []
 
 
+@pytest.mark.slow
 def test_a_profile_csv_gets_a_predictor_fitted_on_the_profile(
     vidur_profile: Path, fits: list[str]
 ) -> None:
@@ -115,6 +120,7 @@ def squared_error(predictor: LatencyPredictor, samples: Sequence[Sample]) -> flo
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("gpu", sorted(TILINGS))
 def test_a_tiled_model_is_calibrated_tile_aware_and_predicts_held_out_batches_better(
     gpu: str, tmp_path: Path
@@ -131,6 +137,7 @@ def test_a_tiled_model_is_calibrated_tile_aware_and_predicts_held_out_batches_be
     assert squared_error(predictor, held_out) < squared_error(untiled, held_out)
 
 
+@pytest.mark.slow
 def test_a_model_without_tiles_is_calibrated_without_a_tile(tmp_path: Path) -> None:
     assert calibrated(build_hardware("a100-80g-measured", "llama3-8b", 1), tmp_path).tile is None
 

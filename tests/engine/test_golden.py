@@ -252,7 +252,12 @@ def test_the_digest_file_reads_back_as_written() -> None:
     assert render_golden(DIGESTS, REFIT_DIGESTS) == GOLDEN.read_text()
 
 
-@pytest.mark.parametrize("case", CASES, ids=lambda c: f"{c[0]}-{c[1]}")
+def _marked(case: Case) -> Any:
+    """The case, marked `slow` when it is an overloaded one (it runs the most requests)."""
+    return pytest.param(case, marks=pytest.mark.slow) if case[2] > 10.0 else case
+
+
+@pytest.mark.parametrize("case", [_marked(c) for c in CASES], ids=lambda c: f"{c[0]}-{c[1]}")
 def test_a_golden_run_gives_what_it_gave(case: Case) -> None:
     if refits(case):
         fingerprint = linear_algebra_fingerprint()

@@ -14,6 +14,7 @@ from slidingpolicy.workloads import Poisson, RequestSpec, Workload, make_workloa
 from tests.engine.conftest import HARDWARE, hardware, predictor
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("policy", names())
 def test_overload_completes_in_bounded_memory(policy: str) -> None:
     workload = make_workload("mixed-v1", 120, Poisson(10.0), 7)

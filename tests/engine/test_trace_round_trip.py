@@ -47,6 +47,7 @@ def traced(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return trace(tmp_path_factory.mktemp("trace"))
 
 
+@pytest.mark.slow
 def test_the_fit_of_a_trace_predicts_held_out_steps_as_well_as_the_noise_allows(
     traced: Path,
 ) -> None:
@@ -83,6 +84,7 @@ def _curve(hardware: HardwareModel, predictor: LatencyPredictor) -> list[float]:
     return curve
 
 
+@pytest.mark.slow
 def test_the_traced_hardware_reproduces_the_attainment_curve(traced: Path) -> None:
     """The same workloads on the model built from the trace, with the trace's own predictor
     (what `--hardware-trace` runs), attain within TOLERANCE of the original at every rate; an

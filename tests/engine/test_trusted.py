@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import attrs
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -25,6 +26,7 @@ def request_values(draw: st.DrawFn) -> tuple[str, float, int, int, int, float, f
     return rid, arrival, prompt, prefilled, generated, ttft, tbt
 
 
+@pytest.mark.slow
 @given(request_values())
 def test_trusted_request_equals_the_checked_one_field_by_field(
     values: tuple[str, float, int, int, int, float, float],

@@ -65,6 +65,7 @@ def test_a_tile_edge_steps_one_token_past_the_measured_point(vidur_profile: Path
     assert seconds[0] < seconds[1] == seconds[2] == seconds[3]
 
 
+@pytest.mark.slow
 @settings(suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.integers(1, 64), st.lists(st.integers(0, 8192), min_size=1, max_size=6))
 def test_decode_latencies_equal_per_iteration_latency_to_the_last_bit(

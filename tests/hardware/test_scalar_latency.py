@@ -56,6 +56,7 @@ def test_every_prefill_count_around_the_pairwise_threshold(
     assert hw.latency(chunks, contexts) == hw.latency_arrays(chunks, contexts)
 
 
+@pytest.mark.slow
 @settings(max_examples=200, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(batch)
 def test_profiled_scalar_latency_is_bit_identical(
@@ -107,6 +108,7 @@ def test_decode_pricer_is_bit_identical_to_decode_latencies(
     assert [price(u) for u in contexts] == expected
 
 
+@pytest.mark.slow
 @settings(max_examples=100, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.integers(1, 512), st.lists(st.integers(0, 2**22), min_size=1, max_size=20))
 def test_profiled_decode_pricer_is_bit_identical(

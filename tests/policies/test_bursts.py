@@ -68,6 +68,7 @@ def _promotion_is_kept(state: SchedulerState, plan: BatchPlan, config: SlidingCo
     return broken
 
 
+@pytest.mark.slow
 @given(
     st.integers(4, 40),
     st.integers(0, 10**6),
@@ -132,6 +133,7 @@ def test_outside_its_window_a_promoted_request_stays_last(offset: float, promote
     assert ordered.index("late") == (0 if promoted else len(ordered) - 1)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", range(2))
 def test_promotion_does_not_collapse_a_sustained_overload(seed: int) -> None:
     """At 1.5× capacity, late requests served first all the time (late_share 1) take the

@@ -42,6 +42,7 @@ def expected_fill(
     return chunks
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(ORDERS))
 @settings(max_examples=60, deadline=None)
 @given(predictor=predictors(), state=states())

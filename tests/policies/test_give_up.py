@@ -51,6 +51,7 @@ def _expected(state: SchedulerState, after: float) -> set[str]:
     return {r.id for r in state.prefill_candidates if r.deadline <= line and not r.protected}
 
 
+@pytest.mark.slow
 @given(states(), predictors(), configs(), delays)
 @settings(max_examples=200, deadline=None)
 def test_a_plan_gives_up_exactly_the_hopeless_and_is_otherwise_the_plan_without_them(
@@ -67,6 +68,7 @@ def test_a_plan_gives_up_exactly_the_hopeless_and_is_otherwise_the_plan_without_
     assert attrs.evolve(plan, given_up=()) == rest
 
 
+@pytest.mark.slow
 @given(states(), predictors(), configs())
 @settings(max_examples=100, deadline=None)
 def test_with_the_option_off_plans_are_what_they_were(
@@ -81,6 +83,7 @@ def test_with_the_option_off_plans_are_what_they_were(
     assert patient.plan(patient.init(), state)[0] == plan
 
 
+@pytest.mark.slow
 @given(st.lists(prefill_requests("x"), min_size=65, max_size=120), delays, st.integers(0, 5000))
 @settings(max_examples=40, deadline=None)
 def test_a_long_queue_gives_up_what_a_list_gives_up(
@@ -109,6 +112,7 @@ def test_a_protected_or_decoding_request_is_never_given_up() -> None:
     assert "d" in plan.tokens_of()
 
 
+@pytest.mark.slow
 @given(
     st.integers(0, 10**6),
     st.sampled_from([0.0, 2.0, 15.0]),

@@ -88,6 +88,7 @@ def covered(priced: list[tuple[float, float, float]]) -> float:
 factors = st.lists(st.floats(0.5, 2.0), min_size=24, max_size=24)
 
 
+@pytest.mark.slow
 @given(factors, st.floats(0.5, 2.0), st.integers(0, 2**16))
 @settings(max_examples=12, deadline=None)
 def test_on_a_stationary_machine_it_converges_to_the_truth(
@@ -140,6 +141,7 @@ def test_a_machine_twice_as_slow_or_fast_is_safe_after_the_first_batch(
     assert covered(priced[RECOVERY_BATCHES:]) >= 0.99
 
 
+@pytest.mark.slow
 @given(factors, st.floats(0.5, 2.0), st.floats(0.02, 0.4), st.integers(0, 2**16))
 @settings(max_examples=12, deadline=None)
 def test_under_log_normal_noise_the_learned_margin_covers_99_percent_of_steps(

@@ -17,6 +17,7 @@ from tests.strategies import predictors
 queues = st.lists(st.tuples(st.integers(1, 9), st.integers(0, 40)), max_size=8)
 
 
+@pytest.mark.slow
 @given(predictors(tiles=True), st.lists(st.integers(1, 200), max_size=4), queues, st.data())
 @settings(max_examples=400)
 def test_time_to_budget_equals_a_linear_scan(

@@ -226,6 +226,7 @@ def test_default_predictor_is_packaged_and_accurate_on_its_hardware() -> None:
     assert predictor.source == default_hardware().name
 
 
+@pytest.mark.slow
 def test_packaged_defaults_are_what_make_default_generates() -> None:
     """Every packaged default predictor is reproducible from its generator (never hand-edited),
     and exactly the listed profiles ship."""
@@ -298,12 +299,14 @@ def fitted_predictors(draw: st.DrawFn) -> LatencyPredictor:
     return solve(accumulate(samples), min_samples=draw(st.integers(1, 80)), prior=prior)
 
 
+@pytest.mark.slow
 @given(fitted_predictors())
 @settings(max_examples=60, deadline=None)
 def test_every_fit_is_in_monotone_order(predictor: LatencyPredictor) -> None:
     assert _is_monotone_order(predictor)
 
 
+@pytest.mark.slow
 @given(
     fitted_predictors(),
     st.lists(st.tuples(st.integers(1, 2048), st.integers(0, 8000)), min_size=1, max_size=12),

@@ -17,6 +17,7 @@ queues = st.lists(st.tuples(st.integers(1, 12), st.integers(0, 40)), max_size=8)
 decode_sets = st.lists(st.integers(1, 200), max_size=6)
 
 
+@pytest.mark.slow
 @given(predictors(tiles=True), decode_sets, queues, st.data())
 @settings(max_examples=300)
 def test_price_of_any_interval_equals_the_predictor_on_that_batch(
@@ -36,6 +37,7 @@ def test_price_of_any_interval_equals_the_predictor_on_that_batch(
     assert vector[0] == pytest.approx(expected, rel=1e-12, abs=1e-15)
 
 
+@pytest.mark.slow
 @given(predictors(tiles=True), decode_sets, queues, st.data())
 @settings(max_examples=200)
 def test_piece_closed_forms_equal_the_price(
@@ -60,6 +62,7 @@ def test_piece_closed_forms_equal_the_price(
         assert then(whole - c) == pytest.approx(expected, rel=1e-12, abs=1e-15)
 
 
+@pytest.mark.slow
 @given(predictors(tiles=True), decode_sets, queues, st.data())
 @settings(max_examples=300)
 def test_head_price_is_the_price_of_the_next_iteration_exactly(

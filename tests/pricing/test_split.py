@@ -56,6 +56,7 @@ def exhaustive(
     return best, two_step_cost(priced, best, budget_sum)
 
 
+@pytest.mark.slow
 @given(split_cases())
 @settings(max_examples=400)
 def test_exact_split_attains_the_exhaustive_minimum(
@@ -90,6 +91,7 @@ def many_piece_cases(draw: st.DrawFn) -> tuple[PricedQueue, int, int, float]:
     return priced, budget_sum, cap, deadline
 
 
+@pytest.mark.slow
 @given(many_piece_cases())
 @settings(max_examples=300)
 def test_vector_candidates_are_the_per_piece_candidates_bit_for_bit(
@@ -130,6 +132,7 @@ def test_exact_split_decides_the_same_on_either_path(
     assert vector == loop
 
 
+@pytest.mark.slow
 @given(case=many_piece_cases())
 @settings(max_examples=200, suppress_health_check=[HealthCheck.function_scoped_fixture])
 def test_skipping_repeated_pieces_decides_the_same(

@@ -29,6 +29,7 @@ def one_line_error(code: int, err: str, match: str) -> None:
     assert match in err
 
 
+@pytest.mark.slow
 def test_a_url_replay_writes_every_run_in_simulates_columns(
     fake_engine: Start, tmp_path: Path, capsys: Capture
 ) -> None:
@@ -195,6 +196,7 @@ def launched(tmp_path: Path) -> list[tuple[list[str], list[int]]]:
     return found
 
 
+@pytest.mark.slow
 def test_launch_starts_one_server_per_arm_and_stops_them_all(
     tmp_path: Path, capsys: Capture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -238,6 +240,7 @@ def test_launch_starts_one_server_per_arm_and_stops_them_all(
     assert all(t["memory_peak_bytes"] > 0 for t in document["targets"])
 
 
+@pytest.mark.slow
 def test_launch_transformers_serves_every_arm_through_its_adapter(
     tmp_path: Path, capsys: Capture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -284,6 +287,7 @@ def test_an_engine_python_without_the_adapter_is_one_line(
     assert launched(tmp_path) == []
 
 
+@pytest.mark.slow
 def test_restarting_servers_starts_one_per_run(
     tmp_path: Path, capsys: Capture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -389,6 +393,7 @@ def test_without_aiohttp_replay_says_which_extra_to_install(
     one_line_error(code, err, "pip install 'slidingpolicy[replay]'")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
 def test_an_interrupted_launch_stops_every_server(
     sig: signal.Signals, tmp_path: Path, monkeypatch: pytest.MonkeyPatch

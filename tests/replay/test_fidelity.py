@@ -102,6 +102,7 @@ def flat(arm: str, rate: float, seed: int, repeat: int) -> dict[str, float]:
     return {"attainment": 0.5, "ttft_p50": 0.1, "tbt_p50": 0.02}
 
 
+@pytest.mark.slow
 def test_the_simulated_side_is_simulate_run_directly(
     engine_trace: Path, tmp_path: Path, capsys: Capture
 ) -> None:

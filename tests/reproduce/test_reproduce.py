@@ -54,6 +54,7 @@ def _committed() -> tuple[dict[str, Any], dict[str, Any]]:
     return results, timings
 
 
+@pytest.mark.slow
 def test_the_committed_report_is_its_raw_documents_rendered(tmp_path: Path) -> None:
     results, timings = _committed()
     assert render(results, timings) == (REPORT_DIR / REPORT).read_text()
@@ -75,6 +76,7 @@ REPORT_FINGERPRINT = "2873a27655b617feef01"
 there."""
 
 
+@pytest.mark.slow
 def test_a_capacity_search_of_the_committed_report_reproduces() -> None:
     if linear_algebra_fingerprint() != REPORT_FINGERPRINT:
         pytest.skip(f"slidingserve+ learns online: reproduces on fingerprint {REPORT_FINGERPRINT}")
@@ -87,6 +89,7 @@ def test_a_capacity_search_of_the_committed_report_reproduces() -> None:
     assert (found.capacity, len(found.trials)) == (row["capacity"], row["trials"])
 
 
+@pytest.mark.slow
 def test_a_robustness_search_of_the_committed_report_reproduces() -> None:
     """`slidingserve+[learn=false]` with the under-predicting predictor, seed 0."""
     results, _ = _committed()
@@ -131,6 +134,7 @@ def test_a_burst_of_the_committed_report_reproduces() -> None:
     assert burst_trial((spec, QUICK.burst.bin, QUICK.burst.end))["bins"] == row["bins"]
 
 
+@pytest.mark.slow
 def test_a_predictor_row_of_the_committed_report_reproduces() -> None:
     results, _ = _committed()
     hardware = PREDICTOR_HARDWARE[1]
@@ -279,6 +283,7 @@ def _no_tick(_: int) -> None:
     return None
 
 
+@pytest.mark.slow
 def test_the_reports_own_trials_on_ray_equal_the_local_ones() -> None:
     """Fig. 6's and Table 5's trials through one connection (`cluster`), as `reproduce` runs
     them with --ray; capacity and load trials on Ray are tests/runs/test_workers.py's."""

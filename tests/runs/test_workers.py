@@ -53,6 +53,7 @@ def _dicts(runs: list[RunSummary]) -> list[object]:
     return [r.to_dict() for r in runs]
 
 
+@pytest.mark.slow
 def test_run_many_on_ray_equals_the_local_pool(ray_address: str) -> None:
     specs = [
         attrs.evolve(BASE.with_policy(p).with_rate(rate), seed=seed)
@@ -72,6 +73,7 @@ def test_sweep_on_ray_equals_the_local_pool(ray_address: str) -> None:
     assert _dicts(on_ray) == _dicts(sweep(BASE, policies, rates, workers=2))
 
 
+@pytest.mark.slow
 def test_capacities_on_ray_equal_the_local_pool(ray_address: str) -> None:
     bases = [BASE, attrs.evolve(BASE.with_policy("slidingserve"), seed=1)]
     on_ray = capacities(bases, ray=ray_address)

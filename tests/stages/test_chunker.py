@@ -8,6 +8,7 @@ iteration did the same again.
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -38,6 +39,7 @@ def chunker_cases(draw: st.DrawFn) -> tuple[PricedQueue, tuple[float, ...], int,
     return priced, horizon, cap, config
 
 
+@pytest.mark.slow
 @given(chunker_cases())
 @settings(max_examples=400, deadline=None)
 def test_a_queue_that_fits_now_runs_now(
@@ -50,6 +52,7 @@ def test_a_queue_that_fits_now_runs_now(
     assert sliding_chunk(priced, horizon, cap, config).budget == priced.total
 
 
+@pytest.mark.slow
 @given(chunker_cases())
 @settings(max_examples=400, deadline=None)
 def test_prefill_that_fits_now_is_never_idled(

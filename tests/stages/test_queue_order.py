@@ -57,6 +57,7 @@ def sorted_head(state: SchedulerState, config: SlidingConfig, reach: int) -> lis
     return head(queue, reach)
 
 
+@pytest.mark.slow
 @given(candidates(), configs(), throughputs, fits, reaches)
 @settings(max_examples=300)
 def test_the_indexed_mlps_head_is_the_sorted_one(
@@ -68,6 +69,7 @@ def test_the_indexed_mlps_head_is_the_sorted_one(
         assert ids(mlps_head(state, config, reach)) == ids(expected)
 
 
+@pytest.mark.slow
 @given(
     candidates(),
     candidates("n"),
@@ -107,6 +109,7 @@ def test_the_index_stays_exact_as_the_queue_changes_and_time_moves(
             assert ids(mlps_head(state, config, reach)) == ids(expected)
 
 
+@pytest.mark.slow
 @given(candidates(), st.sampled_from([FCFS, EDF, IN_PROGRESS_FIRST]), fits, reaches)
 @settings(max_examples=200)
 def test_a_fixed_order_read_off_its_index_is_the_sorted_one(

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 
 from slidingpolicy import Request, SchedulerState, SlidingConfig, sort_candidates
@@ -13,6 +14,7 @@ from slidingpolicy.stages.order import burst_shed, is_urgent, mlps_keys
 from tests.strategies import NOW, configs, states
 
 
+@pytest.mark.slow
 @given(states(), configs())
 @settings(max_examples=200)
 def test_mlps_output_is_sorted_by_its_key(state: SchedulerState, config: SlidingConfig) -> None:

@@ -1,6 +1,6 @@
 """Write the two tables of docs/bad-input.md from the bad-input tests' own cases: each case of
 `tests/cli/test_bad_inputs.py` run through the command line, each of
-`tests/core/test_bad_library_inputs.py` called, and the message each gives, as it gives it.
+`tests/test_bad_library_inputs.py` called, and the message each gives, as it gives it.
 
 Usage: python scripts/bad_input_tables.py   (rewrites the tables between their markers; the
 tests check that every case is in the page with its message, `test_the_docs_list_every_case`.)
@@ -21,7 +21,7 @@ sys.path.insert(0, str(ROOT))
 from slidingpolicy.cli import main as cli  # noqa: E402
 from slidingpolicy.errors import SlidingPolicyError  # noqa: E402
 from tests.cli.test_bad_inputs import CASES as CLI_CASES  # noqa: E402
-from tests.core.test_bad_library_inputs import CASES as LIBRARY_CASES  # noqa: E402
+from tests.test_bad_library_inputs import CASES as LIBRARY_CASES  # noqa: E402
 
 PAGE = ROOT / "docs" / "bad-input.md"
 MARKERS = {"cli": "command line", "library": "library"}

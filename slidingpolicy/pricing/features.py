@@ -13,7 +13,7 @@ and `chunk_piece` (eq. 6, in the one order of float operations every search comp
 `dot_rows` (eq. 6 over rows of features, the order the fit and the learner use). The two
 innermost calls of the scalar searches, `add_chunk` and `LatencyPredictor.price`, call
 `prefill_terms` and `linear`; a property test holds them to the array kernel bit for bit
-(tests/core/test_kernel.py).
+(tests/pricing/test_kernel.py).
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ tells them apart exactly: it splits the queue at its deadline (late or not), and
 subtrees bounds r_i and d_i, so a level's scan skips every subtree where the urgency of eq. 14,
 monotone in both (more work, less slack), cannot match; every request met is then checked
 with the same key the sort uses. Both paths give the same head, element for element
-(tests/core/test_queue_order.py). Burst shedding (`burst_shed`) looks at the whole queue, so
+(tests/stages/test_queue_order.py). Burst shedding (`burst_shed`) looks at the whole queue, so
 a state it applies to is always sorted.
 """
 

@@ -135,7 +135,10 @@ def _solve(
     weight: float = 0.0,
 ) -> LinearModel:
     """min wᵀGw − 2mᵀw s.t. lower ≤ w ≤ upper (default 0 ≤ w), by bounded-variable least
-    squares on the Cholesky factor of the column-scaled gram.
+    squares on the Cholesky factor of the column-scaled gram, its target scaled by a power of
+    two to a largest entry in [0.5, 1): BVLS's stopping test bounds the gradient absolutely, so
+    unscaled it stopped short on latencies of 1e-49 s; a power of two scales every step
+    exactly, so the fit is scale-free (latencies × 2^k give coefficients × 2^k).
 
     With a `center` w0 and a `weight` N0 > 0 the objective gains N0·Σ_j (G_jj/n)(w_j − w0_j)²:
     N0 observations' worth of each coefficient's prior (the ridge form of a Gaussian prior on
@@ -170,9 +173,10 @@ def _solve(
     jitter = 1e-12 * max(float(np.trace(scaled)), 1.0)
     factor = np.linalg.cholesky(scaled + jitter * np.eye(int(used.sum())))
     target = np.linalg.solve(factor, rhs)
-    bounds = (low[used] * scale, high[used] * scale)
-    result = lsq_linear(factor.T, target, bounds=bounds, method="bvls", tol=1e-14)
-    coefficients[used] = np.clip(result.x / scale, low[used], high[used])
+    unit = -math.frexp(float(np.max(np.abs(target), initial=0.0)))[1]
+    bounds = (np.ldexp(low[used] * scale, unit), np.ldexp(high[used] * scale, unit))
+    result = lsq_linear(factor.T, np.ldexp(target, unit), bounds=bounds, method="bvls", tol=1e-14)
+    coefficients[used] = np.clip(np.ldexp(result.x, -unit) / scale, low[used], high[used])
     return _model(coefficients, count)
 
 

@@ -135,9 +135,15 @@ def claims() -> tuple[Claim, ...]:
         ),
         Claim(
             "test_online_refit_is_optimal_at_latencies_of_1e_49",
-            "the same at latencies of 1e-49 s: not yet (BVLS's absolute tolerance, `fit._solve`)",
+            "the same at latencies of 1e-49 s",
             "cvxpy penalized least squares; the same bound",
             "1 hypothesis-found",
+        ),
+        Claim(
+            "test_the_fit_is_scale_free",
+            "latencies × 2^k give every coefficient × 2^k, bit for bit (no absolute tolerance)",
+            "the fit of the unscaled latencies",
+            f"{test_fit.FIT_CASES} sample sets × k ∈ [−150, 16] + 1 explicit",
         ),
         Claim(
             "test_clairvoyant_bounds_every_policy",

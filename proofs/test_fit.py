@@ -209,16 +209,33 @@ TINY_LATENCIES = (
     _tiny_prior(),
 )
 """Hypothesis-found (1 in about 300 generated pairs): latencies of 1e-49 s. The refit's
-objective is 1.34× the optimum (1.72e-98 against 1.28e-98, which a search over every active
-set also finds); the same latencies × 1e40 fit to the optimum. `fit._solve` runs scipy's BVLS
-with tol=1e-14, whose first-order test bounds the gradient absolutely, and the gradient is
-about 1e-98 here, so BVLS stops where it starts: the refit is not scale-free."""
+objective was 1.34× the optimum (1.72e-98 against 1.28e-98, which a search over every active
+set also finds); the same latencies × 1e40 fit to the optimum. scipy's BVLS (tol=1e-14) bounds
+the gradient absolutely, and the gradient is about 1e-98 here, so BVLS stopped where it
+started; `fit._solve` now scales its target by a power of two first."""
 
 
-@pytest.mark.xfail(
-    raises=AssertionError, strict=True, reason="fit._solve: BVLS's absolute tolerance, tiny scale"
-)
 @ACCURATE
 def test_online_refit_is_optimal_at_latencies_of_1e_49() -> None:
     """`TINY_LATENCIES`, N0 = 1: the online refit's objective is cvxpy's optimum (as above)."""
     _check_online_refit(TINY_LATENCIES, 1.0)
+
+
+def _scaled(samples: list[Sample], exponent: int) -> list[Sample]:
+    return [Sample(s.chunks, s.contexts, float(np.ldexp(s.latency, exponent))) for s in samples]
+
+
+def _rows(predictor: LatencyPredictor) -> np.ndarray:
+    return np.array([_row(m) for m in (*predictor.models, predictor.fallback)])
+
+
+@settings(max_examples=FIT_CASES, deadline=None)
+@given(sample_sets(), st.integers(-150, 16), st.sampled_from([None, 16]))
+@example(TINY_LATENCIES[0], 160, 16)
+def test_the_fit_is_scale_free(samples: list[Sample], exponent: int, tile: int | None) -> None:
+    """Latencies × 2^k give every coefficient × 2^k, bit for bit: the fit has no absolute
+    tolerance (k ≥ −150 keeps every square of a latency a normal float, k ≤ 16 every
+    coefficient within a record's 1e10 s)."""
+    fitted = solve(accumulate(samples, tile=tile), min_samples=1, tile=tile)
+    scaled = solve(accumulate(_scaled(samples, exponent), tile=tile), min_samples=1, tile=tile)
+    assert np.array_equal(_rows(scaled), np.ldexp(_rows(fitted), exponent))

@@ -10,10 +10,10 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.table import Table
 
+from slidingpolicy.cli.checked_run import HardwareChoice, WorkloadChoice, run_spec
 from slidingpolicy.cli.options import (
     CliError,
     GpuOpt,
-    HardwareChoice,
     KvTokensOpt,
     ModelOpt,
     OutOpt,
@@ -23,10 +23,8 @@ from slidingpolicy.cli.options import (
     TiersOpt,
     TpOpt,
     TraceOpt,
-    WorkloadChoice,
     WorkloadOpt,
     check_requests,
-    run_spec,
     writable_folder,
 )
 from slidingpolicy.cli.output import command_line, console, fmt, pct

@@ -11,12 +11,12 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
+from slidingpolicy.cli.checked_run import HardwareChoice, WorkloadChoice, run_spec
 from slidingpolicy.cli.options import (
     TRIAL_REQUESTS,
     TRIAL_SEEDS,
     CliError,
     GpuOpt,
-    HardwareChoice,
     HardwareTraceOpt,
     KvTokensOpt,
     ModelOpt,
@@ -33,10 +33,8 @@ from slidingpolicy.cli.options import (
     TraceOpt,
     TrialRequestsOpt,
     WorkersOpt,
-    WorkloadChoice,
     WorkloadOpt,
     parse_policies,
-    run_spec,
     writable_folder,
 )
 from slidingpolicy.cli.output import can_plot, command_line, console, fmt, pct, progress, trying

@@ -12,15 +12,13 @@ from rich.markup import escape
 from rich.table import Table
 
 from slidingpolicy.cli.capacity import bound_lines, limit_of
+from slidingpolicy.cli.checked_run import HardwareChoice, WorkloadChoice, run_spec
 from slidingpolicy.cli.options import (
     TRIAL_SEEDS,
-    HardwareChoice,
     OutOpt,
     SeedOpt,
     SeedsOpt,
     WorkersOpt,
-    WorkloadChoice,
-    run_spec,
     writable_folder,
 )
 from slidingpolicy.cli.output import can_plot, command_line, console, fmt, pct, progress, trying

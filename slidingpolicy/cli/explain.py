@@ -9,17 +9,15 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
+from slidingpolicy.cli.checked_run import HardwareChoice, WorkloadChoice, run_spec
 from slidingpolicy.cli.options import (
     CliError,
     GpuOpt,
-    HardwareChoice,
     ModelOpt,
     PredictorOpt,
     SeedOpt,
     TpOpt,
-    WorkloadChoice,
     WorkloadOpt,
-    run_spec,
     writable_file,
 )
 from slidingpolicy.cli.output import can_plot, console, fmt

@@ -5,19 +5,12 @@ from __future__ import annotations
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 
-import attrs
 import typer
 
 from slidingpolicy.errors import SlidingPolicyError
 from slidingpolicy.workloads.arrivals import MAX_RATE, MIN_RATE, RATE_RANGE
-
-if TYPE_CHECKING:
-    from slidingpolicy.hardware import HardwareModel
-    from slidingpolicy.policy import Policy
-    from slidingpolicy.runs.specs import RunSpec
-    from slidingpolicy.workloads import Poisson, Trace, TraceTimes, Workload
 
 EXIT_BAD_INPUT = 2
 EXIT_INTERRUPTED = 130
@@ -254,115 +247,6 @@ def writable_file(path: Path, option: str) -> None:
     writable_folder(path.parent, option)
 
 
-def arrivals_of(rate: float | None, recorded: Trace | None, requests: int) -> Poisson | TraceTimes:
-    """The arrival process: Poisson at --rate (default 1/s) for a synthetic workload or a trace
-    without times; a trace's recorded times, rescaled to --rate only when it is given."""
-    from slidingpolicy.workloads import Poisson, TraceTimes
-
-    if rate is not None and not _within_rates(rate):
-        raise CliError(f"--rate={rate:g} must be {RATE_RANGE}")
-    if recorded is None:
-        return Poisson(DEFAULT_RATE if rate is None else rate)
-    if requests > len(recorded):
-        raise CliError(
-            f"--requests={requests} but {recorded.path} holds {len(recorded)} requests; "
-            f"pass --requests {len(recorded)} or fewer"
-        )
-    if recorded.arrivals is None:
-        return Poisson(DEFAULT_RATE if rate is None else rate)
-    return TraceTimes(rate)
-
-
-@attrs.frozen(slots=True)
-class HardwareChoice:
-    """--hardware, --model, --tp, --profile, --hardware-trace and --kv-tokens, as given."""
-
-    gpu: str
-    model: str
-    tp: int
-    profile: Path | None = None
-    trace: tuple[Path, ...] = ()
-    kv_tokens: int | None = None
-
-
-@attrs.frozen(slots=True)
-class WorkloadChoice:
-    """--workload (or --trace), --requests, --seed, --slo-scale, --slo-tiers and --rate;
-    `fallback` is the command's number of requests when --requests is not given (with a
-    --trace, every request of it)."""
-
-    workload: str
-    requests: int | None
-    seed: int
-    trace: Path | None = None
-    slo_scale: float = 1.0
-    slo_tiers: bool = False
-    rate: float | None = None
-    fallback: int = 300
-
-
-@attrs.frozen(slots=True)
-class CheckedRun:
-    """A run spec whose every name resolved, with what checking it built (once): its hardware
-    model, its workload and its policy, for a command that runs it here."""
-
-    spec: RunSpec
-    hardware: HardwareModel
-    workload: Workload
-    policy: Policy[Any]
-
-
-def run_spec(
-    policy: str,
-    hardware: HardwareChoice,
-    workload: WorkloadChoice,
-    strict: bool = False,
-    predictor: Path | None = None,
-) -> CheckedRun:
-    """The checked run of `policy` (a label) on `hardware` and `workload`: every name resolved
-    and the hardware, workload and policy built here, so that bad input fails with one line
-    before any worker starts."""
-    from slidingpolicy.engine import EngineOptions
-    from slidingpolicy.policies import by_name, names
-    from slidingpolicy.policies.labels import parse_label
-    from slidingpolicy.runs import HardwareSpec, RunSpec, WorkloadSpec
-    from slidingpolicy.runs.specs import predictor_of
-    from slidingpolicy.workloads import load_trace, workload_names
-
-    name, options = parse_label(policy)
-    check_known("policy", name, names())
-    w = workload
-    recorded = None
-    if w.trace is None:
-        check_known("workload", w.workload, workload_names())
-    else:
-        recorded = load_trace(w.trace)
-    requests = w.requests
-    if requests is None:
-        requests = w.fallback if recorded is None else len(recorded)
-    check_requests(requests)
-    profile = None if hardware.profile is None else str(hardware.profile)
-    traces = tuple(str(t) for t in hardware.trace)
-    hardware_spec = HardwareSpec(hardware.gpu, hardware.model, hardware.tp, profile, trace=traces)
-    model = hardware_spec.build()
-    arrivals = arrivals_of(w.rate, recorded, requests)
-    trace = None if w.trace is None else str(w.trace)
-    spec = RunSpec(
-        policy=name,
-        policy_options=options,
-        hardware=hardware_spec,
-        workload=WorkloadSpec(
-            w.workload, requests, trace, w.slo_scale, w.slo_tiers, recorded=recorded
-        ),
-        arrivals=arrivals,
-        seed=w.seed,
-        options=EngineOptions(strict=strict, kv_capacity_tokens=hardware.kv_tokens),
-        predictor=None if predictor is None else str(predictor),
-    )
-    built = by_name(name, predictor_of(spec), **dict(options))
-    return CheckedRun(spec, model, spec.workload.build(arrivals, w.seed), built)
-
-
 def parse_policies(value: str) -> list[str]:
     """The policies of a --policy value: comma-separated labels (a name, or
     name[key=value,...] with its options), or 'all'; each checked by building it."""
@@ -392,11 +276,11 @@ def parse_rates(value: str) -> list[float]:
         raise CliError(
             f"--rates {value!r}: expected comma-separated numbers, e.g. 0.5,1,2"
         ) from None
-    if not rates or not all(_within_rates(r) for r in rates):
+    if not rates or not all(within_rates(r) for r in rates):
         raise CliError(f"--rates {value!r}: every rate must be {RATE_RANGE}")
     return rates
 
 
-def _within_rates(rate: float) -> bool:
+def within_rates(rate: float) -> bool:
     """Whether `rate` lies within the arrival rates a workload can have (`RATE_RANGE`)."""
     return MIN_RATE <= rate <= MAX_RATE

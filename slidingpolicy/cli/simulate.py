@@ -10,10 +10,9 @@ import attrs
 import typer
 from rich.table import Table
 
+from slidingpolicy.cli.checked_run import CheckedRun, HardwareChoice, WorkloadChoice, run_spec
 from slidingpolicy.cli.options import (
-    CheckedRun,
     GpuOpt,
-    HardwareChoice,
     HardwareTraceOpt,
     KvTokensOpt,
     ModelOpt,
@@ -27,9 +26,7 @@ from slidingpolicy.cli.options import (
     TiersOpt,
     TpOpt,
     TraceOpt,
-    WorkloadChoice,
     WorkloadOpt,
-    run_spec,
     writable_file,
     writable_folder,
 )

@@ -10,10 +10,10 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
+from slidingpolicy.cli.checked_run import HardwareChoice, WorkloadChoice, run_spec
 from slidingpolicy.cli.options import (
     TRIAL_REQUESTS,
     GpuOpt,
-    HardwareChoice,
     HardwareTraceOpt,
     KvTokensOpt,
     ModelOpt,
@@ -29,11 +29,9 @@ from slidingpolicy.cli.options import (
     TraceOpt,
     TrialRequestsOpt,
     WorkersOpt,
-    WorkloadChoice,
     WorkloadOpt,
     parse_policies,
     parse_rates,
-    run_spec,
     writable_folder,
 )
 from slidingpolicy.cli.output import can_plot, command_line, console, durations, pct, progress

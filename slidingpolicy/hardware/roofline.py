@@ -35,13 +35,48 @@ from collections.abc import Callable
 
 import attrs
 import numpy as np
-from numpy.typing import NDArray
 
 from slidingpolicy.errors import InvalidRecordError
+from slidingpolicy.hardware.batch_summary import (
+    BatchSummary,
+    FloatArray,
+    IntArray,
+    check_batch,
+    check_decode_run,
+    count_batch,
+    decode_run,
+)
 from slidingpolicy.hardware.catalog import GPU, GiB, ModelShape
+from slidingpolicy.hardware.scalar_roofline import (
+    SCALAR_PREFILLS,
+    ScalarDense,
+    ScalarTerms,
+    scalar_decode_pricer,
+    scalar_latency,
+    scalar_latency_of,
+)
 
-FloatArray = NDArray[np.float64]
-IntArray = NDArray[np.int64]
+__all__ = [
+    "KV_BLOCK_SIZE",
+    "SCALAR_PREFILLS",
+    "BatchSummary",
+    "DenseTimes",
+    "FloatArray",
+    "IntArray",
+    "RooflineModel",
+    "ScalarDense",
+    "ScalarTerms",
+    "check_batch",
+    "check_decode_run",
+    "count_batch",
+    "decode_run",
+    "lognormal",
+    "noisy",
+    "scalar_decode_pricer",
+    "scalar_latency",
+    "scalar_latency_of",
+]
+
 DenseTimes = Callable[[FloatArray], FloatArray]
 
 KV_BLOCK_SIZE = 16
@@ -50,63 +85,6 @@ KV_BLOCK_SIZE = 16
 def _fraction(record: str, field: str, value: float) -> None:
     if not (math.isfinite(value) and 0.0 < value <= 1.0):
         raise InvalidRecordError(record, field, f"={value} must be in (0, 1]")
-
-
-def check_batch(chunks: IntArray, contexts: IntArray) -> None:
-    """Reject a batch whose arrays differ in shape, or hold a chunk < 1 or a context < 0."""
-    if chunks.ndim != 1 or chunks.shape != contexts.shape:
-        raise InvalidRecordError(
-            "batch", "chunks", f"shape {chunks.shape} must be 1-D and equal contexts' shape"
-        )
-    if chunks.size and int(chunks.min()) < 1:
-        raise InvalidRecordError("batch", "chunks", f"min={int(chunks.min())} must be >= 1")
-    if contexts.size and int(contexts.min()) < 0:
-        raise InvalidRecordError("batch", "contexts", f"min={int(contexts.min())} must be >= 0")
-
-
-def check_decode_run(num_decodes: int, total_context: IntArray) -> None:
-    """Reject a decode run with a negative count or context, or context without requests."""
-    if isinstance(num_decodes, bool) or not isinstance(num_decodes, int | np.integer):
-        raise InvalidRecordError("decode run", "num_decodes", f"={num_decodes!r} is not an int")
-    if num_decodes < 0:
-        raise InvalidRecordError("decode run", "num_decodes", f"={num_decodes} must be >= 0")
-    if total_context.ndim != 1:
-        raise InvalidRecordError("decode run", "total_context", "must be 1-D")
-    if total_context.size and int(total_context.min()) < 0:
-        raise InvalidRecordError("decode run", "total_context", "must be >= 0")
-    if num_decodes == 0 and total_context.size and int(total_context.max()) > 0:
-        raise InvalidRecordError("decode run", "total_context", "> 0 with no decodes")
-
-
-@attrs.frozen(slots=True)
-class BatchSummary:
-    """What the iteration time depends on, one entry per iteration (see `RooflineModel`)."""
-
-    tokens: FloatArray
-    requests: FloatArray
-    decodes: FloatArray
-    decode_context: FloatArray
-    prefill_attention: FloatArray
-
-
-@attrs.frozen(slots=True)
-class ScalarTerms:
-    """The constants `scalar_latency` needs, each computed by the expression the array path
-    evaluates per call (so the same float)."""
-
-    layers: int
-    flops_token: float
-    kv_token: float
-    qo_token: float
-    attention_flops: float
-    gemm_flops: float
-    bandwidth: float
-    gemms: tuple[tuple[int, int], ...]
-    dtype_bytes: int
-    elementwise: int
-    embedding: int
-    lm_k: int
-    lm_n: int
 
 
 @attrs.frozen(slots=True)
@@ -349,145 +327,6 @@ class RooflineModel:
             logits = batch.requests * (m.vocab * m.dtype_bytes / tp) / link
             total += (tp - 1) * (step + logits)
         return total + self.overhead
-
-
-def count_batch(tokens: FloatArray, entries: FloatArray) -> BatchSummary:
-    """The summary of batches with these token and entry counts and no attention."""
-    zeros = np.zeros(tokens.shape)
-    return BatchSummary(tokens, entries, zeros, zeros, zeros)
-
-
-def decode_run(num_decodes: int, total_context: IntArray) -> BatchSummary:
-    """The summary of decode-only iterations: `num_decodes` tokens each, these contexts."""
-    count = np.full(total_context.size, float(num_decodes))
-    return BatchSummary(
-        tokens=count,
-        requests=count,
-        decodes=count,
-        decode_context=total_context.astype(np.float64),
-        prefill_attention=np.zeros(total_context.size),
-    )
-
-
-ScalarDense = Callable[[float], float]
-
-SCALAR_PREFILLS = 8
-"""Below this many prefills numpy sums a batch's prefill attention one by one, as Python does;
-from it on numpy sums pairwise, so the scalar path hands that sum to numpy."""
-
-
-def scalar_latency(
-    roofline: RooflineModel, chunks: IntArray, contexts: IntArray, dense: ScalarDense
-) -> float:
-    """`RooflineModel._iteration_times` of one batch on Python floats, `dense` giving the
-    token-count part: every operation in numpy's order, so bit for bit the same value.
-
-    Integer batches only (their sums are exact either way); others go through the arrays.
-    """
-    if chunks.ndim != 1 or chunks.shape != contexts.shape:
-        check_batch(chunks, contexts)
-    if chunks.dtype.kind not in "iu" or contexts.dtype.kind not in "iu":
-        check_batch(chunks, contexts)
-        if chunks.size == 0:
-            return 0.0
-        summary = roofline._summarize(chunks, contexts)
-        return float(
-            roofline._iteration_times(lambda t: np.array([dense(float(t[0]))]), summary)[0]
-        )
-    return scalar_latency_of(roofline, chunks.tolist(), contexts.tolist(), dense)
-
-
-def scalar_latency_of(
-    roofline: RooflineModel, cs: list[int], us: list[int], dense: ScalarDense
-) -> float:
-    """`scalar_latency` of a batch given as lists of ints (chunks, contexts)."""
-    if len(cs) != len(us) or (cs and (min(cs) < 1 or min(us) < 0)):
-        check_batch(np.array(cs, dtype=np.int64), np.array(us, dtype=np.int64))
-    if not cs:
-        return 0.0
-    t = roofline.terms
-    flops_token, kv_token, qo_token = t.flops_token, t.kv_token, t.qo_token
-    attention_flops, bandwidth, layers = t.attention_flops, t.bandwidth, t.layers
-    prefill: list[float] = []
-    decodes = 0
-    decode_context = 0
-    for c, u in zip(cs, us, strict=True):
-        if c > 1:
-            flops = flops_token * c * (u + 0.5 * c)
-            moved = kv_token * (u + 2.0 * c) + qo_token * c
-            prefill.append(layers * max(flops / attention_flops, moved / bandwidth))
-        else:
-            decodes += 1
-            decode_context += u
-    if len(prefill) < SCALAR_PREFILLS:
-        prefill_attention = 0.0
-        for seconds in prefill:
-            prefill_attention += seconds
-    else:
-        prefill_attention = float(np.sum(np.array(prefill)))
-    tokens = float(sum(cs))
-    requests = float(len(cs))
-    flops = flops_token * (decode_context + 0.5 * decodes)
-    moved = kv_token * (decode_context + 2.0 * decodes) + qo_token * decodes
-    decode_attention = layers * max(flops / attention_flops, moved / bandwidth)
-    k, n = t.lm_k, t.lm_n
-    lm_head = max(
-        2.0 * k * n * requests / t.gemm_flops,
-        t.dtype_bytes * (k * n + requests * (k + n)) / bandwidth,
-    )
-    total = dense(tokens) + prefill_attention + decode_attention + lm_head
-    tp = roofline.tp
-    if tp > 1:
-        m = roofline.model
-        link = roofline.gpu.link_bandwidth * roofline.link_efficiency
-        step = roofline.gpu.link_latency
-        activations = tokens * (m.hidden * m.dtype_bytes / tp) / link
-        total += (layers * 2 * 2 * (tp - 1)) * (step + activations)
-        logits = requests * (m.vocab * m.dtype_bytes / tp) / link
-        total += (tp - 1) * (step + logits)
-    return total + roofline.overhead
-
-
-def scalar_decode_pricer(
-    roofline: RooflineModel, num_decodes: int, dense: ScalarDense
-) -> Callable[[int], float]:
-    """`_iteration_times` of a decode-only iteration (`decode_run`), `num_decodes` >= 1, as a
-    function of its total context; what depends on the count alone is computed once, and the
-    sum is taken in numpy's order (dense + 0 prefill attention + decode attention + LM head,
-    then the links, then the overhead)."""
-    if isinstance(num_decodes, bool) or not isinstance(num_decodes, int) or num_decodes < 1:
-        raise InvalidRecordError("decode run", "num_decodes", f"={num_decodes!r} must be >= 1")
-    t = roofline.terms
-    n = float(num_decodes)
-    flops_token, kv_token, qo_token = t.flops_token, t.kv_token, t.qo_token
-    attention_flops, bandwidth, layers = t.attention_flops, t.bandwidth, t.layers
-    head = dense(n) + 0.0
-    k, m_out = t.lm_k, t.lm_n
-    lm_head = max(
-        2.0 * k * m_out * n / t.gemm_flops,
-        t.dtype_bytes * (k * m_out + n * (k + m_out)) / bandwidth,
-    )
-    links: tuple[float, ...] = ()
-    tp = roofline.tp
-    if tp > 1:
-        m = roofline.model
-        link = roofline.gpu.link_bandwidth * roofline.link_efficiency
-        step = roofline.gpu.link_latency
-        activations = n * (m.hidden * m.dtype_bytes / tp) / link
-        logits = n * (m.vocab * m.dtype_bytes / tp) / link
-        links = ((layers * 2 * 2 * (tp - 1)) * (step + activations), (tp - 1) * (step + logits))
-    overhead = roofline.overhead
-    half, twice, queries = 0.5 * n, 2.0 * n, qo_token * n
-
-    def price(total_context: int) -> float:
-        flops = flops_token * (total_context + half)
-        moved = kv_token * (total_context + twice) + queries
-        total = head + layers * max(flops / attention_flops, moved / bandwidth) + lm_head
-        for term in links:
-            total += term
-        return total + overhead
-
-    return price
 
 
 def lognormal(latency: float, sigma: float, z: float) -> float:

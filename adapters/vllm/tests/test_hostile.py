@@ -18,7 +18,7 @@ import pytest
 from slidingpolicy_vllm.refusal import CARRIES_ERROR
 from tests.leaky_door import LEAK
 from tests.test_server import Server, complete, health, post, serving
-from tests.test_trace import check
+from tests.test_trace import check, read_once
 
 pytestmark = [pytest.mark.engine, pytest.mark.e2e]
 
@@ -62,14 +62,6 @@ def _body(model_dir: Path, i: int, xargs: dict[str, Any], stream: bool) -> dict[
     }
 
 
-def _read_once(trace: Path) -> tuple[Path, list[dict[str, Any]]]:
-    """A copy of `trace` as it is now and its lines: the server may still append a step (a
-    health check's), so the lines counted and the file checked must be one read."""
-    copy = trace.with_name("trace-read.jsonl")
-    copy.write_text(trace.read_text())
-    return copy, [json.loads(line) for line in copy.read_text().splitlines()]
-
-
 def test_hostile_slos_get_400_and_a_poisoned_request_is_finished_alone(
     leaky: Server, model_dir: Path
 ) -> None:
@@ -105,7 +97,7 @@ def test_hostile_slos_get_400_and_a_poisoned_request_is_finished_alone(
     assert "ttft_slo=1e+308 s is beyond 1e+10 s" in reason
     assert health(port), "the server is alive"
 
-    trace, lines = _read_once(leaky.trace)
+    trace, lines = read_once(leaky.trace)
     planned = sum(line["fallback"] is None for line in lines)
     print(f"{planned} of {len(lines)} steps planned by the policy")
     assert planned >= 0.99 * len(lines)

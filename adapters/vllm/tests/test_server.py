@@ -27,7 +27,7 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 from slidingpolicy.telemetry import METRICS
 
-from tests.test_trace import check
+from tests.test_trace import check, read_once
 
 pytestmark = [pytest.mark.engine, pytest.mark.e2e]
 
@@ -262,13 +262,13 @@ def test_twenty_streamed_requests_complete_and_the_trace_passes_check(
     with ThreadPoolExecutor(REQUESTS) as pool:
         done = list(pool.map(lambda body: complete(server.port, body), bodies))
     assert done == [(n, "length") for n in lengths]
-    lines = [json.loads(line) for line in server.trace.read_text().splitlines()]
+    trace, lines = read_once(server.trace)
     requests = {r["id"]: r for line in lines for r in line["state"]["requests"]}
     assert len(requests) == REQUESTS
     sent = sorted((s["ttft_slo"], s["tbt_slo"]) for s in SLOS)
     assert sorted((r["ttft_slo"], r["tbt_slo"]) for r in requests.values()) == sent
     assert all(line["latency"] > 0 for line in lines if line["scheduled"])
-    checked = check(server.trace)
+    checked = check(trace)
     assert checked.returncode == 0, checked.stdout + checked.stderr
     assert f"{len(lines)} plans checked: 0 break an invariant, 0 malformed" in checked.stdout
     _check_policy_metrics(server.port, late=0)

@@ -28,6 +28,15 @@ def check(trace: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run([command, "check", str(trace)], capture_output=True, text=True)
 
 
+def read_once(trace: Path) -> tuple[Path, list[dict[str, Any]]]:
+    """A copy of a live server's `trace` as it is now, and its lines: the server may append a
+    step (a health check's) at any time, so the lines counted and the file checked must be
+    one read."""
+    copy = trace.with_name(f"{trace.stem}-read.jsonl")
+    copy.write_text(trace.read_text())
+    return copy, [json.loads(line) for line in copy.read_text().splitlines()]
+
+
 @pytest.mark.parametrize("cls", [SlidingScheduler, AsyncSlidingScheduler])
 def test_the_trace_has_a_line_per_step_and_passes_check(
     model_dir: Path, tmp_path: Path, cls: type[SlidingScheduler]

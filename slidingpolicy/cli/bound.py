@@ -11,22 +11,18 @@ import typer
 from rich.table import Table
 
 from slidingpolicy.cli.checked_run import HardwareChoice, WorkloadChoice, run_spec
-from slidingpolicy.cli.options import (
-    CliError,
-    GpuOpt,
-    KvTokensOpt,
-    ModelOpt,
-    OutOpt,
-    ProfileOpt,
-    SeedOpt,
-    SloScaleOpt,
-    TiersOpt,
-    TpOpt,
-    TraceOpt,
-    WorkloadOpt,
-    check_requests,
-    writable_folder,
+from slidingpolicy.cli.option_sets import (
+    HARDWARE,
+    SEED,
+    SLO_SCALE,
+    SLO_TIERS,
+    TRACE,
+    WORKLOAD_NAME,
+    OptionSet,
+    Param,
+    takes,
 )
+from slidingpolicy.cli.options import CliError, OutOpt, writable_folder
 from slidingpolicy.cli.output import command_line, console, fmt, pct
 
 if TYPE_CHECKING:
@@ -34,38 +30,48 @@ if TYPE_CHECKING:
     from slidingpolicy.bound.limits import TrialBound
 
 
+BoundRequestsOpt = Annotated[
+    int,
+    typer.Option(
+        "--requests",
+        "-n",
+        help="With --seeds: requests per trial of the trace bound; with --trace: how many "
+        "of its requests make the population.",
+        rich_help_panel="Workload",
+    ),
+]
+TrialsOpt = Annotated[
+    int,
+    typer.Option(
+        "--seeds",
+        min=0,
+        max=100,
+        help="Also bound the capacity search's own trials (SEED, SEED+1, ...; 0: not).",
+        rich_help_panel="Workload",
+    ),
+]
+BOUND_WORKLOAD = OptionSet(
+    WorkloadChoice,
+    (
+        WORKLOAD_NAME,
+        TRACE,
+        SLO_SCALE,
+        SLO_TIERS,
+        Param("requests", BoundRequestsOpt, 1000),
+        SEED,
+        Param("seeds", TrialsOpt, 0),
+    ),
+    WorkloadChoice,
+)
+"""The workload's options, with 1000 requests and no trials by default."""
+
+
+@takes(HARDWARE.only("gpu", "model", "tp", "profile", "kv_tokens"), BOUND_WORKLOAD)
 def bound(
     context: typer.Context,
-    gpu: GpuOpt = "rtx3090",
-    model: ModelOpt = "qwen2.5-7b",
-    tp: TpOpt = 2,
-    profile: ProfileOpt = None,
-    kv_tokens: KvTokensOpt = None,
-    workload: WorkloadOpt = "mixed-v1",
-    trace: TraceOpt = None,
-    slo_scale: SloScaleOpt = 1.0,
-    slo_tiers: TiersOpt = False,
-    requests: Annotated[
-        int,
-        typer.Option(
-            "--requests",
-            "-n",
-            help="With --seeds: requests per trial of the trace bound; with --trace: how many "
-            "of its requests make the population.",
-            rich_help_panel="Workload",
-        ),
-    ] = 1000,
-    seed: SeedOpt = 0,
-    seeds: Annotated[
-        int,
-        typer.Option(
-            "--seeds",
-            min=0,
-            max=100,
-            help="Also bound the capacity search's own trials (SEED, SEED+1, ...; 0: not).",
-            rich_help_panel="Workload",
-        ),
-    ] = 0,
+    *,
+    hardware: HardwareChoice,
+    workload: WorkloadChoice,
     as_json: Annotated[
         bool, typer.Option("--json", metavar=" ", help="Print the result as JSON only.")
     ] = False,
@@ -85,24 +91,20 @@ def bound(
     from slidingpolicy.bound.limits import limit_of, trial_bound
     from slidingpolicy.runs.results import write_results
 
-    check_requests(requests)
+    seeds = workload.seeds
     writable_folder(out)
-    checked = run_spec(
-        "slidingserve",
-        HardwareChoice(gpu, model, tp, profile, kv_tokens=kv_tokens),
-        WorkloadChoice(workload, requests, seed, trace, slo_scale, slo_tiers),
-    )
+    checked = run_spec("slidingserve", hardware, workload)
     base = checked.spec
-    if trace is not None and seeds:
+    if workload.trace is not None and seeds:
         raise CliError("--seeds bounds Poisson trials of a named --workload, not a --trace")
     found = limit_of(base)
-    trials = [trial_bound(attrs.evolve(base, seed=seed + j)) for j in range(seeds)]
+    trials = [trial_bound(attrs.evolve(base, seed=base.seed + j)) for j in range(seeds)]
     document = {
         **found.to_dict(),
         "workload": base.workload.label,
         "hardware": checked.hardware.name,
         "trials": [{"seed": t.seed, "capacity": t.capacity, "failing": t.failing} for t in trials],
-        "requests_per_trial": requests if seeds else None,
+        "requests_per_trial": base.workload.requests if seeds else None,
     }
     write_results(out / "results.json", document, command_line(context))
     if as_json:

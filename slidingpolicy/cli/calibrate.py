@@ -11,15 +11,9 @@ from rich.table import Table
 
 from slidingpolicy._io import replace_atomically
 from slidingpolicy._parse import MAX_JSON_LINE, MAX_TOKENS, lines, parse_json
-from slidingpolicy.cli.options import (
-    CliError,
-    GpuOpt,
-    ModelOpt,
-    ProfileOpt,
-    SeedOpt,
-    TpOpt,
-    writable_file,
-)
+from slidingpolicy.cli.checked_run import HardwareChoice
+from slidingpolicy.cli.option_sets import HARDWARE, NAMED_HARDWARE, takes
+from slidingpolicy.cli.options import CliError, SeedOpt, writable_file
 from slidingpolicy.cli.output import console, err_console, fmt, progress
 
 FEW_SAMPLES = 100
@@ -29,6 +23,7 @@ MAX_SAMPLES = 100_000
 about 17 s, a 93 MB file, and what `fit` reads in well under 1 GB."""
 
 
+@takes(HARDWARE.only("gpu", "model", "tp", "profile"))
 def profile(
     out: Annotated[Path, typer.Option("--out", "-o", help="Samples file to write (JSONL).")] = Path(
         "samples.jsonl"
@@ -36,10 +31,8 @@ def profile(
     samples: Annotated[
         int, typer.Option("--samples", min=1, help=f"Batches to time (at most {MAX_SAMPLES:,}).")
     ] = 4000,
-    gpu: GpuOpt = "rtx3090",
-    model: ModelOpt = "qwen2.5-7b",
-    tp: TpOpt = 2,
-    profile_csv: ProfileOpt = None,
+    *,
+    hardware: HardwareChoice,
     seed: SeedOpt = 0,
 ) -> None:
     """Time random batches on a hardware model; write (chunks, contexts, latency) samples."""
@@ -47,7 +40,6 @@ def profile(
     import json
 
     from slidingpolicy.predictors.profiling import timed_batches
-    from slidingpolicy.runs.specs import HardwareSpec
 
     if samples > MAX_SAMPLES:
         raise CliError(
@@ -55,10 +47,8 @@ def profile(
             "predictors are fitted on 4,000)"
         )
     writable_file(out, "--out")
-    hardware = HardwareSpec(
-        gpu, model, tp, None if profile_csv is None else str(profile_csv)
-    ).build()
-    batches = itertools.islice(timed_batches(hardware, seed), samples)
+    timed = hardware.spec().build()
+    batches = itertools.islice(timed_batches(timed, seed), samples)
     with (
         replace_atomically(out) as temporary,
         temporary.open("w") as handle,
@@ -68,7 +58,7 @@ def profile(
             line = {"chunks": list(s.chunks), "contexts": list(s.contexts), "latency": s.latency}
             handle.write(json.dumps(line) + "\n")
             ticker(1)
-    console.print(f"{samples} samples of {hardware.name} in {out}")
+    console.print(f"{samples} samples of {timed.name} in {out}")
 
 
 SAMPLE_FORMAT = (
@@ -98,6 +88,7 @@ def read_samples(path: Path) -> list[Any]:
     return found
 
 
+@takes(NAMED_HARDWARE)
 def fit(
     samples: Annotated[
         Path | None, typer.Option("--samples", help="Samples file from `profile` (JSONL).")
@@ -117,9 +108,8 @@ def fit(
     holdout: Annotated[
         float, typer.Option("--holdout", help="Fraction of samples held out to measure the error.")
     ] = 0.25,
-    gpu: GpuOpt = "rtx3090",
-    model: ModelOpt = "qwen2.5-7b",
-    tp: TpOpt = 2,
+    *,
+    hardware: HardwareChoice,
     write_default: Annotated[
         bool,
         typer.Option(
@@ -148,7 +138,6 @@ def fit(
     from slidingpolicy.predictors.profiling import profile as sample_hardware
     from slidingpolicy.predictors.profiling import write_default as write_packaged
     from slidingpolicy.pricing import fit_predictor
-    from slidingpolicy.runs.specs import HardwareSpec
 
     if not 0.0 < holdout < 1.0:
         raise CliError(f"--holdout={holdout} must be between 0 and 1")
@@ -157,15 +146,15 @@ def fit(
     if out is not None:
         writable_file(out, "--out")
     if write_default:
-        path = write_packaged(gpu, model, tp)
+        path = write_packaged(hardware.gpu, hardware.model, hardware.tp)
         console.print(f"wrote the default predictor {path}")
-    hardware = HardwareSpec(gpu, model, tp).build()
+    model = hardware.spec().build()
     if trace:
         data = _trace_samples(trace)
     elif samples is not None:
         data = read_samples(samples)
     else:
-        data = sample_hardware(hardware, DEFAULT_SAMPLES, seed + 1)
+        data = sample_hardware(model, DEFAULT_SAMPLES, seed + 1)
     cut = max(1, int(len(data) * (1.0 - holdout)))
     if cut >= len(data):
         raise CliError(f"{len(data)} samples leave none held out")
@@ -175,7 +164,7 @@ def fit(
             f"{FEW_SAMPLES} falls back to the global model, and the held-out error means little "
             f"(`profile` times {DEFAULT_SAMPLES} by default)[/yellow]"
         )
-    source = ",".join(map(str, trace)) if trace else str(samples) if samples else hardware.name
+    source = ",".join(map(str, trace)) if trace else str(samples) if samples else model.name
     predictor = fit_predictor(data[:cut], source=source, tile=tile)
     if out is not None:
         predictor.save(out)

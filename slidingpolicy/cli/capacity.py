@@ -12,28 +12,14 @@ from rich.markup import escape
 from rich.table import Table
 
 from slidingpolicy.cli.checked_run import HardwareChoice, WorkloadChoice, run_spec
+from slidingpolicy.cli.option_sets import HARDWARE, SEEDED_TRIAL_WORKLOAD, takes
 from slidingpolicy.cli.options import (
-    TRIAL_REQUESTS,
-    TRIAL_SEEDS,
     CliError,
-    GpuOpt,
-    HardwareTraceOpt,
-    KvTokensOpt,
-    ModelOpt,
     OutOpt,
     PoliciesOpt,
     PredictorOpt,
-    ProfileOpt,
     RayOpt,
-    SeedOpt,
-    SeedsOpt,
-    SloScaleOpt,
-    TiersOpt,
-    TpOpt,
-    TraceOpt,
-    TrialRequestsOpt,
     WorkersOpt,
-    WorkloadOpt,
     parse_policies,
     writable_folder,
 )
@@ -46,22 +32,13 @@ if TYPE_CHECKING:
     from slidingpolicy.runs.specs import RunSpec, RunSummary
 
 
+@takes(HARDWARE, SEEDED_TRIAL_WORKLOAD)
 def capacity(
     context: typer.Context,
     policy: PoliciesOpt = "slidingserve",
-    gpu: GpuOpt = "rtx3090",
-    model: ModelOpt = "qwen2.5-7b",
-    tp: TpOpt = 2,
-    profile: ProfileOpt = None,
-    hardware_trace: HardwareTraceOpt = None,
-    kv_tokens: KvTokensOpt = None,
-    workload: WorkloadOpt = "mixed-v1",
-    trace: TraceOpt = None,
-    requests: TrialRequestsOpt = None,
-    seed: SeedOpt = 0,
-    seeds: SeedsOpt = TRIAL_SEEDS,
-    slo_scale: SloScaleOpt = 1.0,
-    slo_tiers: TiersOpt = False,
+    *,
+    hardware: HardwareChoice,
+    workload: WorkloadChoice,
     start: Annotated[
         float,
         typer.Option(
@@ -110,16 +87,11 @@ def capacity(
             "search explores"
         )
     writable_folder(out)
-    checked = run_spec(
-        chosen[0],
-        HardwareChoice(gpu, model, tp, profile, tuple(hardware_trace or ()), kv_tokens),
-        WorkloadChoice(
-            workload, requests, seed, trace, slo_scale, slo_tiers, fallback=TRIAL_REQUESTS
-        ),
-        predictor=predictor,
-    )
-    base = checked.spec
-    bases = [attrs.evolve(base.with_policy(p), seed=seed + j) for p in chosen for j in range(seeds)]
+    checked = run_spec(chosen[0], hardware, workload, predictor=predictor)
+    base, seeds = checked.spec, workload.seeds
+    bases = [
+        attrs.evolve(base.with_policy(p), seed=base.seed + j) for p in chosen for j in range(seeds)
+    ]
     ran: list[RunSummary] = []
     started = time.perf_counter()
     with progress("capacity search", len(bases)) as ticker:
@@ -144,11 +116,10 @@ def capacity(
         command_line(context),
     )
     write_csv(out / "capacity.csv", capacity_rows(found))
-    hardware = checked.hardware.name
     spread = spreads(found)
     n = base.workload.requests
     trial = f"{n} requests per trial, {seeds} seed{'s' if seeds > 1 else ''}"
-    title = f"capacity on {base.workload.label}, {hardware}, {trial}"
+    title = f"capacity on {base.workload.label}, {checked.hardware.name}, {trial}"
     if can_plot():
         from slidingpolicy.figures.plots import plot_capacity
 

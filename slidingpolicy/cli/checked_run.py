@@ -20,7 +20,7 @@ from slidingpolicy.workloads.arrivals import RATE_RANGE
 if TYPE_CHECKING:
     from slidingpolicy.hardware import HardwareModel
     from slidingpolicy.policy import Policy
-    from slidingpolicy.runs.specs import RunSpec
+    from slidingpolicy.runs.specs import HardwareSpec, RunSpec
     from slidingpolicy.workloads import Poisson, Trace, TraceTimes, Workload
 
 
@@ -54,12 +54,20 @@ class HardwareChoice:
     trace: tuple[Path, ...] = ()
     kv_tokens: int | None = None
 
+    def spec(self) -> HardwareSpec:
+        """The hardware spec these name (--kv-tokens goes to the engine's options)."""
+        from slidingpolicy.runs.specs import HardwareSpec
+
+        profile = None if self.profile is None else str(self.profile)
+        traces = tuple(str(t) for t in self.trace)
+        return HardwareSpec(self.gpu, self.model, self.tp, profile, trace=traces)
+
 
 @attrs.frozen(slots=True)
 class WorkloadChoice:
-    """--workload (or --trace), --requests, --seed, --slo-scale, --slo-tiers and --rate;
-    `fallback` is the command's number of requests when --requests is not given (with a
-    --trace, every request of it)."""
+    """--workload (or --trace), --requests, --seed, --slo-scale, --slo-tiers, --rate and
+    --seeds (how many seeds from --seed a command runs); `fallback` is the command's number of
+    requests when --requests is not given (with a --trace, every request of it)."""
 
     workload: str
     requests: int | None
@@ -69,6 +77,7 @@ class WorkloadChoice:
     slo_tiers: bool = False
     rate: float | None = None
     fallback: int = 300
+    seeds: int = 1
 
 
 @attrs.frozen(slots=True)
@@ -95,7 +104,7 @@ def run_spec(
     from slidingpolicy.engine import EngineOptions
     from slidingpolicy.policies import by_name, names
     from slidingpolicy.policies.labels import parse_label
-    from slidingpolicy.runs.specs import HardwareSpec, RunSpec, WorkloadSpec, predictor_of
+    from slidingpolicy.runs.specs import RunSpec, WorkloadSpec, predictor_of
     from slidingpolicy.workloads import load_trace, workload_names
 
     name, options = parse_label(policy)
@@ -110,9 +119,7 @@ def run_spec(
     if requests is None:
         requests = w.fallback if recorded is None else len(recorded)
     check_requests(requests)
-    profile = None if hardware.profile is None else str(hardware.profile)
-    traces = tuple(str(t) for t in hardware.trace)
-    hardware_spec = HardwareSpec(hardware.gpu, hardware.model, hardware.tp, profile, trace=traces)
+    hardware_spec = hardware.spec()
     model = hardware_spec.build()
     arrivals = arrivals_of(w.rate, recorded, requests)
     trace = None if w.trace is None else str(w.trace)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -10,16 +11,15 @@ from rich.markup import escape
 from rich.table import Table
 
 from slidingpolicy.cli.checked_run import HardwareChoice, WorkloadChoice, run_spec
-from slidingpolicy.cli.options import (
-    CliError,
-    GpuOpt,
-    ModelOpt,
-    PredictorOpt,
-    SeedOpt,
-    TpOpt,
-    WorkloadOpt,
-    writable_file,
+from slidingpolicy.cli.option_sets import (
+    NAMED_HARDWARE,
+    SEED,
+    WORKLOAD_NAME,
+    OptionSet,
+    Param,
+    takes,
 )
+from slidingpolicy.cli.options import CliError, PredictorOpt, writable_file
 from slidingpolicy.cli.output import can_plot, console, fmt
 
 if TYPE_CHECKING:
@@ -28,8 +28,23 @@ if TYPE_CHECKING:
     from slidingpolicy.records.state import SchedulerState
 
 STATE_FORMAT = 'expected a JSON state {"now", "requests", "prefill_throughput", ...} or a log line'
+AT_WORKLOAD = OptionSet(
+    WorkloadChoice,
+    (
+        WORKLOAD_NAME,
+        Param(
+            "rate",
+            Annotated[float, typer.Option("--rate", "-r", help="Poisson rate with --at.")],
+            2.0,
+        ),
+        SEED,
+    ),
+    partial(WorkloadChoice, requests=None),
+)
+"""The workload that --at runs: --workload at --rate (2 req/s by default), --seed."""
 
 
+@takes(AT_WORKLOAD, NAMED_HARDWARE)
 def explain_command(
     example: Annotated[
         str | None,
@@ -58,12 +73,9 @@ def explain_command(
     policy: Annotated[
         str, typer.Option("--policy", "-p", help="A SlidingServe variant (see `policies`).")
     ] = "slidingserve",
-    workload: WorkloadOpt = "mixed-v1",
-    rate: Annotated[float, typer.Option("--rate", "-r", help="Poisson rate with --at.")] = 2.0,
-    seed: SeedOpt = 0,
-    gpu: GpuOpt = "rtx3090",
-    model: ModelOpt = "qwen2.5-7b",
-    tp: TpOpt = 2,
+    *,
+    workload: WorkloadChoice,
+    hardware: HardwareChoice,
     predictor: PredictorOpt = None,
     figure: Annotated[
         Path | None, typer.Option("--figure", help="Also draw the decision as a PNG here.")
@@ -84,8 +96,7 @@ def explain_command(
         raise CliError("give one of --example, --state and --at")
     if figure is not None:
         writable_file(figure, "--figure")
-    hardware = HardwareChoice(gpu, model, tp)
-    prices, state = _scene(example, state_file, at, policy, workload, rate, seed, hardware)
+    prices, state = _scene(example, state_file, at, policy, workload, hardware)
     if predictor is not None:
         from slidingpolicy.pricing.model import LatencyPredictor
 
@@ -108,16 +119,14 @@ def _scene(
     state_file: Path | None,
     at: float | None,
     policy: str,
-    workload: str,
-    rate: float,
-    seed: int,
+    workload: WorkloadChoice,
     hardware: HardwareChoice,
 ) -> tuple[LatencyPredictor, SchedulerState]:
     """The predictor and state to explain, from whichever source was given."""
     if state_file is not None:
         return _predictor_of(hardware), _read_state(state_file)
     if at is not None:
-        checked = run_spec(policy, hardware, WorkloadChoice(workload, None, seed, rate=rate))
+        checked = run_spec(policy, hardware, workload)
         return _state_at(checked, at)
     from slidingpolicy.examples import EXAMPLES
 
@@ -130,9 +139,7 @@ def _scene(
 
 
 def _predictor_of(hardware: HardwareChoice) -> LatencyPredictor:
-    from slidingpolicy.runs.specs import HardwareSpec
-
-    spec = HardwareSpec(hardware.gpu, hardware.model, hardware.tp)
+    spec = hardware.spec()
     spec.build()
     return spec.predictor()
 

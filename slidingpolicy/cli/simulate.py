@@ -11,22 +11,11 @@ import typer
 from rich.table import Table
 
 from slidingpolicy.cli.checked_run import CheckedRun, HardwareChoice, WorkloadChoice, run_spec
+from slidingpolicy.cli.option_sets import HARDWARE, WORKLOAD, takes
 from slidingpolicy.cli.options import (
-    GpuOpt,
-    HardwareTraceOpt,
-    KvTokensOpt,
-    ModelOpt,
     OutOpt,
     PredictorOpt,
-    ProfileOpt,
-    RequestsOpt,
-    SeedOpt,
-    SloScaleOpt,
     StrictOpt,
-    TiersOpt,
-    TpOpt,
-    TraceOpt,
-    WorkloadOpt,
     writable_file,
     writable_folder,
 )
@@ -39,6 +28,7 @@ if TYPE_CHECKING:
     from slidingpolicy.metrics import Metrics
 
 
+@takes(HARDWARE, WORKLOAD)
 def simulate(
     context: typer.Context,
     policy: Annotated[
@@ -56,18 +46,9 @@ def simulate(
             ),
         ),
     ] = None,
-    gpu: GpuOpt = "rtx3090",
-    model: ModelOpt = "qwen2.5-7b",
-    tp: TpOpt = 2,
-    profile: ProfileOpt = None,
-    hardware_trace: HardwareTraceOpt = None,
-    kv_tokens: KvTokensOpt = None,
-    workload: WorkloadOpt = "mixed-v1",
-    trace: TraceOpt = None,
-    requests: RequestsOpt = None,
-    seed: SeedOpt = 0,
-    slo_scale: SloScaleOpt = 1.0,
-    slo_tiers: TiersOpt = False,
+    *,
+    hardware: HardwareChoice,
+    workload: WorkloadChoice,
     strict: StrictOpt = False,
     predictor: PredictorOpt = None,
     plugin: PluginOpt = None,
@@ -102,13 +83,7 @@ def simulate(
         writable_file(log, "--log")
     if timeline is not None:
         writable_file(timeline, "--timeline")
-    checked = run_spec(
-        policy,
-        HardwareChoice(gpu, model, tp, profile, tuple(hardware_trace or ()), kv_tokens),
-        WorkloadChoice(workload, requests, seed, trace, slo_scale, slo_tiers, rate),
-        strict,
-        predictor,
-    )
+    checked = run_spec(policy, hardware, attrs.evolve(workload, rate=rate), strict, predictor)
     recorder = None
     if timeline is not None:
         from slidingpolicy.engine.timeline import Timeline

@@ -11,25 +11,13 @@ from rich.markup import escape
 from rich.table import Table
 
 from slidingpolicy.cli.checked_run import HardwareChoice, WorkloadChoice, run_spec
+from slidingpolicy.cli.option_sets import HARDWARE, TRIAL_WORKLOAD, takes
 from slidingpolicy.cli.options import (
-    TRIAL_REQUESTS,
-    GpuOpt,
-    HardwareTraceOpt,
-    KvTokensOpt,
-    ModelOpt,
     OutOpt,
     PoliciesOpt,
     PredictorOpt,
-    ProfileOpt,
     RayOpt,
-    SeedOpt,
-    SloScaleOpt,
-    TiersOpt,
-    TpOpt,
-    TraceOpt,
-    TrialRequestsOpt,
     WorkersOpt,
-    WorkloadOpt,
     parse_policies,
     parse_rates,
     writable_folder,
@@ -41,24 +29,16 @@ if TYPE_CHECKING:
     from slidingpolicy.runs.specs import RunSummary
 
 
+@takes(HARDWARE, TRIAL_WORKLOAD)
 def sweep_command(
     context: typer.Context,
     policy: PoliciesOpt = "all",
     rates: Annotated[
         str, typer.Option("--rates", help="Comma-separated Poisson rates (req/s).")
     ] = "0.5,1,1.5,2",
-    gpu: GpuOpt = "rtx3090",
-    model: ModelOpt = "qwen2.5-7b",
-    tp: TpOpt = 2,
-    profile: ProfileOpt = None,
-    hardware_trace: HardwareTraceOpt = None,
-    kv_tokens: KvTokensOpt = None,
-    workload: WorkloadOpt = "mixed-v1",
-    trace: TraceOpt = None,
-    requests: TrialRequestsOpt = None,
-    seed: SeedOpt = 0,
-    slo_scale: SloScaleOpt = 1.0,
-    slo_tiers: TiersOpt = False,
+    *,
+    hardware: HardwareChoice,
+    workload: WorkloadChoice,
     predictor: PredictorOpt = None,
     plugin: PluginOpt = None,
     workers: WorkersOpt = None,
@@ -84,25 +64,20 @@ def sweep_command(
     chosen = parse_policies(policy)
     rate_list = parse_rates(rates)
     writable_folder(out)
-    checked = run_spec(
-        chosen[0],
-        HardwareChoice(gpu, model, tp, profile, tuple(hardware_trace or ()), kv_tokens),
-        WorkloadChoice(
-            workload, requests, seed, trace, slo_scale, slo_tiers, fallback=TRIAL_REQUESTS
-        ),
-        predictor=predictor,
-    )
+    checked = run_spec(chosen[0], hardware, workload, predictor=predictor)
     base = checked.spec
     with progress("sweep", len(chosen) * len(rate_list)) as ticker:
         runs = sweep(base, chosen, rate_list, workers, on_done=lambda _: ticker(1), ray=ray)
     write_results(out / "results.json", runs_document(runs), command_line(context))
     write_json(out / "timings.json", timings_document(runs))
     write_csv(out / "sweep.csv", sweep_rows(runs))
-    hardware = checked.hardware.name
     if can_plot():
         from slidingpolicy.figures.plots import plot_sweep
 
-        setup = f"{base.workload.label}, {hardware}, {base.workload.requests} requests per run"
+        setup = (
+            f"{base.workload.label}, {checked.hardware.name}, {base.workload.requests} "
+            "requests per run"
+        )
         plot_sweep(runs, out / "sweep.png", setup)
     console.print(sweep_table(chosen, rate_list, runs, base.workload.label))
     console.print(

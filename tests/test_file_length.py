@@ -1,4 +1,4 @@
-"""No product file over 400 lines: a module holds one concept (issue 40)."""
+"""No product file over 400 lines: a module holds one concept."""
 
 from __future__ import annotations
 

@@ -8,8 +8,8 @@ import numpy as np
 
 from proofs.milp import OracleError, cp, solution
 from slidingpolicy.pricing.features import FloatArray
-from slidingpolicy.pricing.fit import Sample
 from slidingpolicy.pricing.model import LinearModel
+from slidingpolicy.pricing.samples import Sample
 
 CLARABEL_OPTIONS: dict[str, float] = {
     "tol_gap_abs": 1e-10,

@@ -10,8 +10,9 @@ from hypothesis import strategies as st
 
 from proofs.fit_oracle import design, least_squares, penalized, penalized_least_squares, rss
 from slidingpolicy.pricing.features import DECODE, MIXED, PREFILL, SCENARIOS
-from slidingpolicy.pricing.fit import Sample, accumulate, no_x3, solve
+from slidingpolicy.pricing.fit import no_x3, solve
 from slidingpolicy.pricing.model import LatencyPredictor, LinearModel
+from slidingpolicy.pricing.samples import Sample, accumulate
 
 FIT_CASES = 60
 RELATIVE = 1e-7

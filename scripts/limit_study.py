@@ -31,7 +31,8 @@ from slidingpolicy.bound.cost import Attention
 from slidingpolicy.bound.fluid import fluid_bound
 from slidingpolicy.bound.limits import cost_of, limit
 from slidingpolicy.bound.population import population
-from slidingpolicy.engine.simulator import EngineOptions, simulate
+from slidingpolicy.engine.run_types import EngineOptions
+from slidingpolicy.engine.simulator import simulate
 from slidingpolicy.metrics import SLO_TARGET
 from slidingpolicy.policies import by_name
 from slidingpolicy.runs.batches import recording

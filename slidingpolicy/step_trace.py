@@ -42,7 +42,7 @@ from slidingpolicy.codec import (
     step_from_fields,
 )
 from slidingpolicy.errors import SlidingPolicyError, TraceFormatError
-from slidingpolicy.pricing.fit import Sample
+from slidingpolicy.pricing.samples import Sample
 from slidingpolicy.records.plan import Allocation, BatchPlan
 from slidingpolicy.records.state import SchedulerState
 

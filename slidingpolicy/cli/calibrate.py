@@ -186,7 +186,7 @@ def _trace_samples(paths: list[Path]) -> list[Any]:
 def _print_errors(predictor: Any, held: list[Any], total: int) -> None:
     """The held-out error table, the margin, and a warning where R² is undefined."""
     from slidingpolicy.pricing import evaluate
-    from slidingpolicy.pricing.fit import MARGIN_FLOOR, MARGIN_QUANTILE
+    from slidingpolicy.pricing.margin import MARGIN_FLOOR, MARGIN_QUANTILE
 
     table = Table(title=f"held-out error, {len(held)} of {total} samples")
     for column in ("batches", "samples", "MAE (ms)", "RMSE (ms)", "bias (ms)", "R²"):

@@ -23,7 +23,7 @@ from slidingpolicy.cli.output import can_plot, command_line, console, durations,
 from slidingpolicy.cli.plugins import PluginOpt, load_plugins
 
 if TYPE_CHECKING:
-    from slidingpolicy.engine.simulator import RunOutput
+    from slidingpolicy.engine.run_types import RunOutput
     from slidingpolicy.engine.timeline import Timeline
     from slidingpolicy.metrics import Metrics
 

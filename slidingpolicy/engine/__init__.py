@@ -7,15 +7,10 @@ disk) is `slidingpolicy.runs`; the figures are `slidingpolicy.figures`.
 from __future__ import annotations
 
 from slidingpolicy.engine.kv import KVCache
-from slidingpolicy.engine.simulator import (
-    EngineError,
-    EngineOptions,
-    EngineStats,
-    PlanViolationError,
-    RunOutput,
-    engine_rng,
-    simulate,
-)
+from slidingpolicy.engine.noise import engine_rng
+from slidingpolicy.engine.run_errors import EngineError, PlanViolationError
+from slidingpolicy.engine.run_types import EngineOptions, EngineStats, RunOutput
+from slidingpolicy.engine.simulator import simulate
 from slidingpolicy.metrics import (
     SLO_TARGET,
     Metrics,

@@ -28,12 +28,9 @@ from typing import Any, cast
 import numpy as np
 
 from slidingpolicy.engine.decode_run import run_times
-from slidingpolicy.engine.noise import engine_rng
 from slidingpolicy.engine.observation import decode_iterations, observe_decode_run
-from slidingpolicy.engine.run_errors import EngineError, PlanViolationError
 from slidingpolicy.engine.run_types import (
     EngineOptions,
-    EngineStats,
     Probe,
     RunOutput,
     StateHook,
@@ -45,19 +42,6 @@ from slidingpolicy.hardware import HardwareModel
 from slidingpolicy.records.request import Request
 from slidingpolicy.step_trace import DECODE_RUN, TraceStep
 from slidingpolicy.workloads import Workload
-
-__all__ = [
-    "EngineError",
-    "EngineOptions",
-    "EngineStats",
-    "PlanViolationError",
-    "Probe",
-    "RunOutput",
-    "StateHook",
-    "StepHook",
-    "engine_rng",
-    "simulate",
-]
 
 
 def simulate(

@@ -13,16 +13,16 @@ from collections.abc import Callable
 
 import numpy as np
 
-from slidingpolicy.hardware.roofline import (
+from slidingpolicy.hardware.batch_summary import (
     FloatArray,
     IntArray,
-    RooflineModel,
     check_batch,
     check_decode_run,
     count_batch,
     decode_run,
-    lognormal,
-    noisy,
+)
+from slidingpolicy.hardware.roofline import RooflineModel, lognormal, noisy
+from slidingpolicy.hardware.scalar_roofline import (
     scalar_decode_pricer,
     scalar_latency,
     scalar_latency_of,

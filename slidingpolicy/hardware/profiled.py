@@ -48,8 +48,9 @@ from slidingpolicy.errors import (
     TraceFormatError,
     UnknownNameError,
 )
+from slidingpolicy.hardware.batch_summary import FloatArray
 from slidingpolicy.hardware.overlay import DenseOverlay
-from slidingpolicy.hardware.roofline import FloatArray, RooflineModel
+from slidingpolicy.hardware.roofline import RooflineModel
 
 PER_LAYER_OPS = (
     "input_layernorm",

@@ -44,8 +44,9 @@ import attrs
 import numpy as np
 
 from slidingpolicy.errors import InvalidRecordError
+from slidingpolicy.hardware.batch_summary import FloatArray
 from slidingpolicy.hardware.overlay import DenseOverlay
-from slidingpolicy.hardware.roofline import FloatArray, RooflineModel
+from slidingpolicy.hardware.roofline import RooflineModel
 
 
 def _count(record: str, field: str, value: int) -> None:

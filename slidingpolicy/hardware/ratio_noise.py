@@ -21,7 +21,7 @@ import numpy as np
 
 from slidingpolicy._arrays import read_only
 from slidingpolicy.errors import InvalidRecordError
-from slidingpolicy.hardware.roofline import FloatArray
+from slidingpolicy.hardware.batch_summary import FloatArray
 
 NOISE_BINS = 4
 """Classes of fitted latency. On two traces of the CPU engine (docs/hardware.md, "A real

@@ -48,34 +48,11 @@ from slidingpolicy.hardware.batch_summary import (
 )
 from slidingpolicy.hardware.catalog import GPU, GiB, ModelShape
 from slidingpolicy.hardware.scalar_roofline import (
-    SCALAR_PREFILLS,
-    ScalarDense,
     ScalarTerms,
     scalar_decode_pricer,
     scalar_latency,
     scalar_latency_of,
 )
-
-__all__ = [
-    "KV_BLOCK_SIZE",
-    "SCALAR_PREFILLS",
-    "BatchSummary",
-    "DenseTimes",
-    "FloatArray",
-    "IntArray",
-    "RooflineModel",
-    "ScalarDense",
-    "ScalarTerms",
-    "check_batch",
-    "check_decode_run",
-    "count_batch",
-    "decode_run",
-    "lognormal",
-    "noisy",
-    "scalar_decode_pricer",
-    "scalar_latency",
-    "scalar_latency_of",
-]
 
 DenseTimes = Callable[[FloatArray], FloatArray]
 

@@ -22,17 +22,13 @@ from pathlib import Path
 import attrs
 import numpy as np
 
+from slidingpolicy.hardware.batch_summary import FloatArray, IntArray, check_batch, check_decode_run
 from slidingpolicy.hardware.ratio_noise import RatioNoise
-from slidingpolicy.hardware.roofline import (
-    KV_BLOCK_SIZE,
-    FloatArray,
-    IntArray,
-    check_batch,
-    check_decode_run,
-)
+from slidingpolicy.hardware.roofline import KV_BLOCK_SIZE
 from slidingpolicy.pricing.features import EMPTY, add_chunks, decode_terms
-from slidingpolicy.pricing.fit import Sample, fit_predictor
+from slidingpolicy.pricing.fit import fit_predictor
 from slidingpolicy.pricing.model import LatencyPredictor
+from slidingpolicy.pricing.samples import Sample
 from slidingpolicy.step_trace import read_samples
 
 UNLIMITED_KV = 2**40

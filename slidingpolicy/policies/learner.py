@@ -37,17 +37,15 @@ from slidingpolicy import _validate
 from slidingpolicy._arrays import read_only
 from slidingpolicy.errors import InvalidRecordError
 from slidingpolicy.pricing.features import DECODE, FloatArray, IntArray, tile_count
-from slidingpolicy.pricing.fit import (
+from slidingpolicy.pricing.fit import in_order, prior_scale, solve
+from slidingpolicy.pricing.margin import (
     MARGIN_FLOOR,
     MARGIN_QUANTILE,
-    PredictorStats,
     calibrate_margin,
-    in_order,
     log_normal_margin,
-    prior_scale,
-    solve,
 )
 from slidingpolicy.pricing.model import LatencyPredictor
+from slidingpolicy.pricing.samples import PredictorStats
 from slidingpolicy.pricing.window import BatchWindow
 
 FOLD_ROWS = 256

@@ -14,8 +14,9 @@ import numpy as np
 
 from slidingpolicy.hardware import HardwareModel, build_hardware
 from slidingpolicy.predictors import PACKAGED, profile_key
-from slidingpolicy.pricing.fit import Sample, fit_predictor
+from slidingpolicy.pricing.fit import fit_predictor
 from slidingpolicy.pricing.model import LatencyPredictor
+from slidingpolicy.pricing.samples import Sample
 
 DEFAULT_SAMPLES = 4000
 DEFAULT_SEED = 20260605

@@ -21,39 +21,14 @@ from collections.abc import Sequence
 import attrs
 import numpy as np
 
-from slidingpolicy.pricing.accuracy import SIZE_CLASSES, FitReport, evaluate
 from slidingpolicy.pricing.features import DECODE, MIXED, PREFILL, SCENARIOS, FloatArray
 from slidingpolicy.pricing.margin import (
     FOLDS,
-    MARGIN_FLOOR,
-    MARGIN_QUANTILE,
     calibrate_margin,
     held_out_ratios,
-    log_normal_margin,
 )
 from slidingpolicy.pricing.model import LatencyPredictor, LinearModel
 from slidingpolicy.pricing.samples import WIDTH, PredictorStats, Sample, accumulate
-
-__all__ = [
-    "FOLDS",
-    "MARGIN_FLOOR",
-    "MARGIN_QUANTILE",
-    "NARROW",
-    "SIZE_CLASSES",
-    "FitReport",
-    "PredictorStats",
-    "Sample",
-    "accumulate",
-    "calibrate_margin",
-    "evaluate",
-    "fit_predictor",
-    "held_out_ratios",
-    "in_order",
-    "log_normal_margin",
-    "no_x3",
-    "prior_scale",
-    "solve",
-]
 
 NARROW = 1e-12
 """A coefficient whose whole box moves the predictions by at most NARROW·‖y‖ is fixed, not

@@ -26,7 +26,7 @@ from typing import Any
 import attrs
 import numpy as np
 
-from slidingpolicy.engine.simulator import EngineOptions
+from slidingpolicy.engine.run_types import EngineOptions
 from slidingpolicy.replay.engines import NATIVE
 from slidingpolicy.replay.matrix import cell_arrivals
 from slidingpolicy.replay.recorded import Recorded, RecordedRun

@@ -18,7 +18,7 @@ from slidingpolicy.figures.plots import LINESTYLES, MARKERS, _save
 from slidingpolicy.reproduce import paper
 from slidingpolicy.reproduce.experiments import UNIT_POLICY, rows_of
 from slidingpolicy.reproduce.presets import DATASETS, LOAD_POLICIES, PAPER_ABLATION, POLICIES
-from slidingpolicy.reproduce.report import FIGURES, Capacities, Limits
+from slidingpolicy.reproduce.report_cells import FIGURES, Capacities, Limits
 
 Row = dict[str, Any]
 

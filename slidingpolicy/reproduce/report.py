@@ -21,24 +21,7 @@ from slidingpolicy.reproduce.capacity_sections import (
 )
 from slidingpolicy.reproduce.cost_sections import cost_section
 from slidingpolicy.reproduce.load_sections import burst_section, load_section
-from slidingpolicy.reproduce.report_cells import FIGURES, Capacities, Limits, Row
-
-__all__ = [
-    "FIGURES",
-    "Capacities",
-    "Limits",
-    "ablation_section",
-    "burst_section",
-    "capacity_section",
-    "cost_section",
-    "header",
-    "headline",
-    "limit_section",
-    "load_section",
-    "predictor_section",
-    "render",
-    "robustness_section",
-]
+from slidingpolicy.reproduce.report_cells import Row
 
 
 def render(results: Row, timings: Row) -> str:

@@ -7,7 +7,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from slidingpolicy.pricing.fit import SIZE_CLASSES as CLASSES
+from slidingpolicy.pricing.accuracy import SIZE_CLASSES as CLASSES
 from slidingpolicy.reproduce.presets import DATASETS
 
 Row = dict[str, Any]

@@ -9,7 +9,7 @@ from typing import Any
 from slidingpolicy.engine.simulator import simulate
 from slidingpolicy.policies import by_name
 from slidingpolicy.policy import DecodeRunObserver
-from slidingpolicy.pricing.fit import Sample
+from slidingpolicy.pricing.samples import Sample
 from slidingpolicy.records.plan import BatchPlan
 from slidingpolicy.records.request import Request
 from slidingpolicy.records.state import SchedulerState

@@ -17,7 +17,8 @@ from typing import Any
 import attrs
 
 from slidingpolicy import _validate
-from slidingpolicy.engine.simulator import EngineOptions, EngineStats, simulate
+from slidingpolicy.engine.run_types import EngineOptions, EngineStats
+from slidingpolicy.engine.simulator import simulate
 from slidingpolicy.errors import InvalidRecordError
 from slidingpolicy.hardware import HardwareModel, build_hardware
 from slidingpolicy.hardware.build import DEFAULT_NOISE_SIGMA

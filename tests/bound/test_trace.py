@@ -13,7 +13,8 @@ from hypothesis import strategies as st
 
 from slidingpolicy.bound.limits import trial_bound
 from slidingpolicy.bound.trace import attainable, trace_bound
-from slidingpolicy.engine.simulator import EngineOptions, simulate
+from slidingpolicy.engine.run_types import EngineOptions
+from slidingpolicy.engine.simulator import simulate
 from slidingpolicy.policies import by_name, names
 from slidingpolicy.runs.capacity_search import capacity_search
 from slidingpolicy.runs.specs import HardwareSpec, RunSpec, WorkloadSpec

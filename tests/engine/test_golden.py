@@ -30,11 +30,13 @@ import numpy as np
 import pytest
 
 from slidingpolicy import by_name, default_predictor
-from slidingpolicy.engine.simulator import EngineOptions, simulate
+from slidingpolicy.engine.run_types import EngineOptions
+from slidingpolicy.engine.simulator import simulate
 from slidingpolicy.hardware import default_hardware
 from slidingpolicy.policies import Online, names
 from slidingpolicy.policies.labels import label, parse_label
-from slidingpolicy.pricing.fit import Sample, accumulate, solve
+from slidingpolicy.pricing.fit import solve
+from slidingpolicy.pricing.samples import Sample, accumulate
 from slidingpolicy.workloads import Poisson, make_workload
 
 Case = tuple[str, str, float, int | None, int, float]

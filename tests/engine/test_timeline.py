@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from slidingpolicy import by_name
 from slidingpolicy.engine import EngineOptions, simulate
-from slidingpolicy.engine.simulator import RunOutput
+from slidingpolicy.engine.run_types import RunOutput
 from slidingpolicy.engine.timeline import BATCHES, FIRST_TID, ITERATIONS, REQUESTS, Timeline
 from slidingpolicy.runs.specs import HardwareSpec
 from slidingpolicy.workloads import Poisson, Workload, make_workload

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from slidingpolicy.errors import InvalidRecordError
 from slidingpolicy.hardware import ProfiledModel, RooflineModel, gpu, model
-from slidingpolicy.hardware.roofline import SCALAR_PREFILLS
+from slidingpolicy.hardware.scalar_roofline import SCALAR_PREFILLS
 
 CONFIGS = [
     ("rtx3090", "qwen2.5-7b", 1),

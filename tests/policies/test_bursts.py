@@ -34,7 +34,8 @@ from slidingpolicy import (
     default_predictor,
     sort_candidates,
 )
-from slidingpolicy.engine.simulator import EngineOptions, simulate
+from slidingpolicy.engine.run_types import EngineOptions
+from slidingpolicy.engine.simulator import simulate
 from slidingpolicy.hardware import default_hardware
 from slidingpolicy.policies.variants import DEFAULTS, FIXED
 from slidingpolicy.records.candidates import due_key

@@ -30,7 +30,8 @@ from slidingpolicy import (
 )
 from slidingpolicy.codec import plan_from_dict, plan_to_dict
 from slidingpolicy.engine.run_errors import EngineError
-from slidingpolicy.engine.simulator import EngineOptions, simulate
+from slidingpolicy.engine.run_types import EngineOptions
+from slidingpolicy.engine.simulator import simulate
 from slidingpolicy.errors import InvalidRecordError
 from slidingpolicy.hardware import default_hardware
 from slidingpolicy.policies import by_name

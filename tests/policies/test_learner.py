@@ -22,7 +22,8 @@ from slidingpolicy import LatencyPredictor, LinearModel, default_predictor
 from slidingpolicy.policies import learner as learning
 from slidingpolicy.policies.learner import Learner, OnlineConfig
 from slidingpolicy.pricing.features import DECODE, PREFILL, FloatArray, batch_features
-from slidingpolicy.pricing.fit import in_order, log_normal_margin
+from slidingpolicy.pricing.fit import in_order
+from slidingpolicy.pricing.margin import log_normal_margin
 from slidingpolicy.pricing.window import BatchWindow
 from tests.strategies import predictors
 

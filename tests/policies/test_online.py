@@ -17,7 +17,8 @@ import pytest
 
 from slidingpolicy import LatencyPredictor, SchedulerState, by_name, default_predictor
 from slidingpolicy.codec import log_line, parse_line
-from slidingpolicy.engine.simulator import EngineOptions, simulate
+from slidingpolicy.engine.run_types import EngineOptions
+from slidingpolicy.engine.simulator import simulate
 from slidingpolicy.hardware import default_hardware
 from slidingpolicy.records.plan import BatchPlan
 from slidingpolicy.workloads import Poisson, make_workload

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from slidingpolicy import BatchPlan, SchedulerState, by_name, default_predictor
 from slidingpolicy.engine.simulator import simulate
 from slidingpolicy.hardware import default_hardware
-from slidingpolicy.pricing.fit import MARGIN_QUANTILE, calibrate_margin
+from slidingpolicy.pricing.margin import MARGIN_QUANTILE, calibrate_margin
 from slidingpolicy.records.request import Request
 from slidingpolicy.workloads import Poisson, make_workload
 

@@ -9,7 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from slidingpolicy import LatencyPredictor, LinearModel
-from slidingpolicy.pricing.fit import PredictorStats, Sample, accumulate, prior_scale, solve
+from slidingpolicy.pricing.fit import prior_scale, solve
+from slidingpolicy.pricing.samples import PredictorStats, Sample, accumulate
 from tests.strategies import linear_models
 
 batches = st.lists(

@@ -36,8 +36,10 @@ from slidingpolicy.reproduce.experiments import (
     predictor_trial,
     rows_of,
 )
+from slidingpolicy.reproduce.load_sections import burst_section
 from slidingpolicy.reproduce.presets import DATASETS, PAPER_SETTINGS, ROBUSTNESS_PREDICTORS
-from slidingpolicy.reproduce.report import Capacities, burst_section, render
+from slidingpolicy.reproduce.report import render
+from slidingpolicy.reproduce.report_cells import Capacities
 from slidingpolicy.reproduce.run import REPORT, RESULTS, TIMINGS
 from slidingpolicy.reproduce.timing import timed
 from slidingpolicy.runs.capacity_search import capacity_search
@@ -255,7 +257,7 @@ def _results(gain: dict[str, float]) -> dict[str, Any]:
 
 @given(st.lists(st.floats(-0.5, 1.5), min_size=4, max_size=4))
 def test_the_verdict_on_fig4_is_decided_by_the_numbers(gains: list[float]) -> None:
-    from slidingpolicy.reproduce.report import capacity_section
+    from slidingpolicy.reproduce.capacity_sections import capacity_section
 
     gain = dict(zip(DATASETS, gains, strict=True))
     text = capacity_section(_results(gain))
@@ -270,7 +272,7 @@ def test_the_verdict_on_fig4_is_decided_by_the_numbers(gains: list[float]) -> No
 
 
 def test_the_readmes_first_screen_shows_the_reports_headline_and_a_figure() -> None:
-    from slidingpolicy.reproduce.report import headline
+    from slidingpolicy.reproduce.capacity_sections import headline
 
     results, _ = _committed()
     readme = (REPORT_DIR.parents[1] / "README.md").read_text()
@@ -313,9 +315,9 @@ def test_the_robustness_verdict_is_decided_by_the_numbers(
 ) -> None:
     """Learning by default moves each SlidingServe configuration by its own predictor's
     capacity over its reference's, and the under-predicting figures are the rows'."""
+    from slidingpolicy.reproduce.ablation_sections import robustness_section
     from slidingpolicy.reproduce.experiments import OWN
     from slidingpolicy.reproduce.presets import ROBUSTNESS_POLICIES, UNDER
-    from slidingpolicy.reproduce.report import robustness_section
 
     key, dataset = QUICK.robustness_cases[0]
     config = attrs.evolve(QUICK, robustness_cases=((key, dataset),))

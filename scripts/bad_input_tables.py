@@ -20,6 +20,7 @@ sys.path.insert(0, str(ROOT))
 
 from slidingpolicy.cli import main as cli  # noqa: E402
 from slidingpolicy.errors import SlidingPolicyError  # noqa: E402
+from tests.bad_input_docs import own_registry  # noqa: E402
 from tests.cli.test_bad_inputs import CASES as CLI_CASES  # noqa: E402
 from tests.test_bad_library_inputs import CASES as LIBRARY_CASES  # noqa: E402
 
@@ -42,7 +43,7 @@ def cli_rows(folder: Path) -> list[str]:
     """| case | command | message | for each command-line case."""
     rows = []
     for case in CLI_CASES:
-        file, directory = folder / "input.txt", folder / "folder"
+        file, directory = folder / case.file, folder / "folder"
         file.unlink(missing_ok=True)
         directory.mkdir(exist_ok=True)
         if case.content is not None:
@@ -53,6 +54,7 @@ def cli_rows(folder: Path) -> list[str]:
             contextlib.redirect_stderr(err),
             contextlib.redirect_stdout(io.StringIO()),
             contextlib.suppress(SystemExit),
+            own_registry(),
         ):
             cli(args)
         message = err.getvalue().strip().replace(str(file), "FILE")

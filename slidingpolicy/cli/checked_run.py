@@ -18,6 +18,7 @@ from slidingpolicy.cli.options import (
 from slidingpolicy.workloads.arrivals import RATE_RANGE
 
 if TYPE_CHECKING:
+    from slidingpolicy.cluster import ClusterSpec
     from slidingpolicy.hardware import HardwareModel
     from slidingpolicy.policy import Policy
     from slidingpolicy.runs.specs import HardwareSpec, RunSpec
@@ -65,9 +66,10 @@ class HardwareChoice:
 
 @attrs.frozen(slots=True)
 class WorkloadChoice:
-    """--workload (or --trace), --requests, --seed, --slo-scale, --slo-tiers, --rate and
-    --seeds (how many seeds from --seed a command runs); `fallback` is the command's number of
-    requests when --requests is not given (with a --trace, every request of it)."""
+    """--workload (or --trace), --requests, --seed, --slo-scale, --slo-tiers, --rate,
+    --seeds (how many seeds from --seed a command runs) and --whole (a finite trial counting
+    every request, not a steady-state one); `fallback` is the command's number of requests
+    when --requests is not given (with a --trace, every request of it)."""
 
     workload: str
     requests: int | None
@@ -78,6 +80,7 @@ class WorkloadChoice:
     rate: float | None = None
     fallback: int = 300
     seeds: int = 1
+    whole: bool = False
 
 
 @attrs.frozen(slots=True)
@@ -95,12 +98,13 @@ def run_spec(
     policy: str,
     hardware: HardwareChoice,
     workload: WorkloadChoice,
-    strict: bool = False,
+    strict: bool | None = None,
     predictor: Path | None = None,
+    cluster: ClusterSpec | None = None,
 ) -> CheckedRun:
-    """The checked run of `policy` (a label) on `hardware` and `workload`: every name resolved
-    and the hardware, workload and policy built here, so that bad input fails with one line
-    before any worker starts."""
+    """The checked run of `policy` (a label) on `hardware` and `workload` (on `cluster`'s
+    replicas, when given): every name resolved and the hardware, workload and policy built
+    here, so that bad input fails with one line before any worker starts."""
     from slidingpolicy.engine import EngineOptions
     from slidingpolicy.policies import by_name, names
     from slidingpolicy.policies.labels import parse_label
@@ -128,12 +132,19 @@ def run_spec(
         policy_options=options,
         hardware=hardware_spec,
         workload=WorkloadSpec(
-            w.workload, requests, trace, w.slo_scale, w.slo_tiers, recorded=recorded
+            w.workload,
+            requests,
+            trace,
+            w.slo_scale,
+            w.slo_tiers,
+            whole=w.whole,
+            recorded=recorded,
         ),
         arrivals=arrivals,
         seed=w.seed,
         options=EngineOptions(strict=strict, kv_capacity_tokens=hardware.kv_tokens),
         predictor=None if predictor is None else str(predictor),
+        cluster=cluster,
     )
     built = by_name(name, predictor_of(spec), **dict(options))
     return CheckedRun(spec, model, spec.workload.build(arrivals, w.seed), built)

@@ -12,15 +12,21 @@ import inspect
 from collections.abc import Callable, Mapping
 from functools import partial
 from importlib.metadata import EntryPoint, entry_points
+from pathlib import Path
 from typing import Any
 
 import attrs
 
-from slidingpolicy.errors import InvalidRecordError, PolicyLabelError, UnknownNameError
+from slidingpolicy.errors import (
+    InvalidRecordError,
+    SlidingPolicyError,
+    UnknownNameError,
+)
 from slidingpolicy.policies.fixed_budget import FixedBudget
-from slidingpolicy.policies.labels import parse_label
+from slidingpolicy.policies.labels import plain_name
 from slidingpolicy.policies.online import OPTIONS as ONLINE_OPTIONS
-from slidingpolicy.policies.online import online
+from slidingpolicy.policies.online import Online, online
+from slidingpolicy.policies.option_types import check_options, option_types
 from slidingpolicy.policies.qoserve import QoServe, QoServeConfig
 from slidingpolicy.policies.sarathi import sarathi
 from slidingpolicy.policies.sarathi_edf import sarathi_edf
@@ -49,6 +55,8 @@ class Entry:
     learns: bool = False
     """Whether it learns its predictor online unless given `learn=false`."""
     defaults: Mapping[str, object] = attrs.field(factory=dict)
+    types: Mapping[str, Any] = attrs.field(factory=dict)
+    """The type of each option its factory annotates (`option_types`), checked by `by_name`."""
 
 
 def qoserve(predictor: LatencyPredictor, **options: Any) -> QoServe:
@@ -88,6 +96,19 @@ _REGISTRY: dict[str, Entry] = {
 }
 """Every policy by name: ours, then those registered in this process, in order."""
 
+SHIPPED = frozenset(_REGISTRY)
+"""The names of the policies shipped with the library."""
+
+
+def shipped(policy: object) -> bool:
+    """Whether `policy` is one the library ships: named as one of ours and built of our
+    classes, learning online or not. A policy of your own is not, nor one of ours inside a
+    class of yours."""
+    if getattr(policy, "name", None) not in SHIPPED:
+        return False
+    inner = policy.inner if isinstance(policy, Online) else policy
+    return all(type(p).__module__.startswith("slidingpolicy.") for p in (policy, inner))
+
 
 def register(
     name: str,
@@ -100,8 +121,10 @@ def register(
     `summary`, the command line's ``--policy 'name[key=value]'`` and the engine adapters.
 
     `options` are the keyword parameters of `factory` a caller may set (each documented by a
-    "- `option`: meaning" line of its docstring, its default that of its signature); `learns`
-    whether it learns its predictor online unless given ``learn=false``. Raises
+    "- `option`: meaning" line of its docstring, its default that of its signature, its type
+    that of its annotation: `by_name` refuses a value of another); `learns` whether it learns
+    its predictor online unless given ``learn=false``. Registering the same factory (defined
+    in the same file) under its name again, with the same options, changes nothing. Raises
     `InvalidRecordError` naming the argument when `name` is taken or not a plain name, or an
     option is not one of `factory`'s parameters.
     """
@@ -116,25 +139,44 @@ def register(
         raise InvalidRecordError(record, "summary", f"must be a str, got {summary!r}")
     if type(learns) is not bool:
         raise InvalidRecordError(record, "learns", f"must be a bool, got {learns!r}")
-    _REGISTRY[name] = Entry(factory, options, summary, factory, learns)
+    entry = Entry(factory, options, summary, factory, learns, types=option_types(factory, options))
+    known = _REGISTRY.get(name)
+    if known is None:
+        _REGISTRY[name] = entry
+    elif name in SHIPPED or not _same(known, entry):
+        raise InvalidRecordError(record, "name", "is taken: every policy has its own name")
+
+
+def _same(known: Entry, entry: Entry) -> bool:
+    """Whether two registrations are one: the same options, summary and learning, and a factory
+    defined at the same place (the same file loaded as a plugin and imported as a module
+    defines it twice)."""
+    same_terms = (known.options, known.summary, known.learns) == (
+        entry.options,
+        entry.summary,
+        entry.learns,
+    )
+    return same_terms and _defined_at(known.build) == _defined_at(entry.build)
+
+
+def _defined_at(factory: Callable[..., object]) -> object:
+    """The file (resolved) and qualified name that define `factory`; itself when it has none
+    (a `functools.partial`, a builtin)."""
+    try:
+        return Path(inspect.getfile(factory)).resolve(), factory.__qualname__
+    except (TypeError, AttributeError, OSError):
+        return factory
 
 
 def _check_name(record: str, name: object) -> None:
-    """A name `register` takes: a plain label (no options, commas or spaces), not reserved and
-    not taken."""
+    """A name `register` takes: a plain label (no options, commas or spaces), not reserved."""
     if not isinstance(name, str):
         raise InvalidRecordError(record, "name", "must be a str")
-    try:
-        plain = parse_label(name) == (name, ()) and not any(c in name for c in ", \t=")
-    except PolicyLabelError:
-        plain = False
-    if not plain or name in RESERVED:
+    if not plain_name(name) or name in RESERVED:
         reserved = " or ".join(RESERVED)
         raise InvalidRecordError(
             record, "name", f"must be a plain name, without [],= or spaces, and not {reserved}"
         )
-    if name in _REGISTRY:
-        raise InvalidRecordError(record, "name", "is taken: every policy has its own name")
 
 
 def _check_options(record: str, factory: Callable[..., object], options: tuple[str, ...]) -> None:
@@ -205,8 +247,9 @@ def by_name(name: str, predictor: LatencyPredictor, **options: Any) -> Policy[An
     off, `learn=True` (or any learning option) turns it on.
 
     Raises `UnknownNameError` (listing the known names) for an unknown name, and
-    `InvalidRecordError` naming the option for an option the policy does not take or a
-    value it cannot hold.
+    `InvalidRecordError` naming the option for an option the policy does not take, a value
+    of another type than its factory's annotation, or a value it cannot hold (whatever its
+    factory raises, named with the options given).
     """
     entry = entry_of(name)
     if not isinstance(predictor, LatencyPredictor):
@@ -222,13 +265,32 @@ def by_name(name: str, predictor: LatencyPredictor, **options: Any) -> Policy[An
                 f"policy {name!r}", option, f"is not one of its options ({accepted})"
             )
     learning = {k: v for k, v in options.items() if k in ONLINE_OPTIONS}
-    policy = entry.build(predictor, **{k: v for k, v in options.items() if k not in learning})
+    own = {k: v for k, v in options.items() if k not in learning}
+    check_options(f"policy {name!r}", own, entry.types)
+    policy = _built(name, entry, predictor, own)
     built = getattr(policy, "name", None)
     if built != name:
         raise InvalidRecordError(
             f"policy {name!r}", "name", f"={built!r}: its factory must build a policy so named"
         )
     return online(policy, entry.learns, **learning)
+
+
+def _built(
+    name: str, entry: Entry, predictor: LatencyPredictor, options: Mapping[str, Any]
+) -> Policy[Any]:
+    """`entry`'s factory called with `options`; whatever else it raises becomes one
+    `InvalidRecordError` naming the policy and the options given (a `SlidingPolicyError`
+    names them already)."""
+    try:
+        return entry.build(predictor, **options)
+    except SlidingPolicyError:
+        raise
+    except Exception as error:
+        given = ", ".join(f"{k}={v!r}" for k, v in options.items())
+        field, verb = (given, "made its factory raise") if given else ("factory", "raised")
+        problem = f"{verb} {type(error).__name__}: {' '.join(str(error).split())}"
+        raise InvalidRecordError(f"policy {name!r}", field, problem) from error
 
 
 def learns(name: str) -> bool:

@@ -1,18 +1,31 @@
-"""Hypothesis strategies for scheduler states, predictors and configurations.
+"""Hypothesis strategies for requests, queues, scheduler states, predictors and
+configurations: the ones the library's own properties are proved on, for any policy.
 
 States cover the corners the invariants care about: empty queues, decode-only and
 prefill-only states, late requests (deadline passed), protected requests, huge and tiny
-SLOs, partial prefills, and KV limits from none to fewer slots than decodes.
+SLOs, partial prefills, KV limits from none to fewer slots than decodes, and states built
+as an engine builds them between iterations (decodes beside a `CandidateQueue` that hides
+the prompts the KV cache cannot hold yet).
+
+Every state is taken at `NOW`; request ids are the prefix given and a number, so that the
+requests of one state are distinct.
 """
 
 from __future__ import annotations
 
-from hypothesis import strategies as st
-
-from slidingpolicy import LatencyPredictor, LinearModel, Request, SchedulerState, SlidingConfig
+from slidingpolicy import (
+    CandidateQueue,
+    LatencyPredictor,
+    LinearModel,
+    Request,
+    SchedulerState,
+    SlidingConfig,
+)
 from slidingpolicy.records.sliding_config import Order
+from slidingpolicy.testing._hypothesis import st
 
 NOW = 100.0
+"""The time of every state drawn here (seconds)."""
 
 # Realistic magnitudes of each weight (seconds per unit of x1..x7) on the built-in profiles.
 SCALES = (1e-9, 1e-8, 1e-7, 1e-4, 1e-7, 2e-4, 1e-5)
@@ -46,6 +59,7 @@ def predictors(draw: st.DrawFn, tiles: bool = False) -> LatencyPredictor:
 
 
 slos = st.sampled_from([(0.05, 0.01), (0.5, 0.05), (3.0, 0.1), (10.0, 0.2), (1e4, 1e3)])
+"""(L_ttft, L_tbt) pairs, from tight to practically none."""
 
 
 @st.composite
@@ -74,6 +88,21 @@ def prefill_requests(draw: st.DrawFn, rid: str) -> Request:
 
 
 @st.composite
+def decode_sets(draw: st.DrawFn, prefix: str = "d", max_size: int = 12) -> list[Request]:
+    """Up to `max_size` decoding requests (`decoding_requests`), ids `prefix` + index."""
+    size = draw(st.integers(0, max_size))
+    return [draw(decoding_requests(f"{prefix}{i}")) for i in range(size)]
+
+
+@st.composite
+def prefill_queues(draw: st.DrawFn, prefix: str = "p", max_size: int = 40) -> list[Request]:
+    """Up to `max_size` waiting or prefilling requests (`prefill_requests`), ids `prefix` +
+    index: a queue of prefill candidates."""
+    size = draw(st.integers(0, max_size))
+    return [draw(prefill_requests(f"{prefix}{i}")) for i in range(size)]
+
+
+@st.composite
 def states(draw: st.DrawFn, max_decodes: int = 40, max_candidates: int = 16) -> SchedulerState:
     """A snapshot with any mix of decodes and prefill candidates, with or without a KV limit."""
     decodes = draw(st.integers(0, max_decodes))
@@ -84,6 +113,21 @@ def states(draw: st.DrawFn, max_decodes: int = 40, max_candidates: int = 16) -> 
     kv = draw(st.one_of(st.none(), st.integers(0, 3000)))
     throughput = draw(st.floats(100.0, 50_000.0))
     return SchedulerState(NOW, tuple(requests[i] for i in order), throughput, kv)
+
+
+@st.composite
+def queued_states(
+    draw: st.DrawFn, max_decodes: int = 40, max_candidates: int = 40
+) -> SchedulerState:
+    """A snapshot as an engine keeps it between iterations (`SchedulerState.of`): the decodes
+    beside a `CandidateQueue` of the candidates, which shows a request not yet started only
+    when its prompt fits `prompt_limit` (the KV cache's free slots), with or without one."""
+    decodes = draw(decode_sets(max_size=max_decodes))
+    limit = draw(st.one_of(st.none(), st.integers(0, 4096)))
+    queue = CandidateQueue.of(draw(prefill_queues(max_size=max_candidates)), limit)
+    kv = draw(st.one_of(st.none(), st.integers(0, 3000)))
+    throughput = draw(st.floats(100.0, 50_000.0))
+    return SchedulerState.of(NOW, tuple(decodes), queue, throughput, kv)
 
 
 @st.composite

@@ -15,7 +15,9 @@
 #      and each registered policy through the adapter, on mixed-v1 at three rates around the
 #      knee (10, 15, 20 req/s: the offline engine's h100 model puts sarathi-edf's capacity at
 #      11.6 req/s, vllm's at 15.0 and slidingserve+'s at 19.4), N requests a run (80), one
-#      seed, one repeat: a first look, not the matrix of docs/real-engine.md;
+#      seed, one repeat: a first look, not the matrix of docs/real-engine.md; finite trials
+#      (--whole): a steady-state trial's 120 s of warm-up a run (40 ShareGPT TTFTs) would take
+#      the runs past the device call's ten minutes (docs/engine.md, steady-state trials);
 #   3. `slidingpolicy replay-fidelity` on all the runs, calibrated on sarathi-edf's step trace.
 #
 # Memory and time. Server starts dominate (one to two minutes each with dummy weights), so
@@ -104,7 +106,7 @@ for i in "${!groups[@]}"; do
     run timeout --signal=TERM --kill-after=20 "$slot" \
         "$python" -m slidingpolicy.cli replay --launch vllm --vllm-python "$python" \
         --model "$model" --policies "${groups[$i]}" --workload mixed-v1 --rates "$rates" \
-        -n "$requests" --seeds 1 --repeats 1 --timeout 30 --time-limit "$limit" \
+        -n "$requests" --seeds 1 --repeats 1 --whole --timeout 30 --time-limit "$limit" \
         --start-timeout "$limit" --warmup 2 \
         --server-arg=--kv-cache-memory-bytes=$((kv_gib * 1024 * 1024 * 1024)) \
         --server-arg=--max-num-batched-tokens=8192 --server-arg=--gpu-memory-utilization=0.1 \

@@ -46,6 +46,9 @@
 #     whole packed batch at once (paged|sdpa), so its steps are several times longer and its
 #     knee far lower: 15 and 30 req/s (a seventh and a third of the model's), 300 requests a
 #     run, one seed, one repeat: a first look to be corrected by (a)'s measurement (--rates).
+#     Finite trials (--whole): a steady-state trial's 40 s of warm-up a run (40 chat TTFTs)
+#     would take the six runs past the device call's minutes; a first look at the knee, whose
+#     figures say they count every request (docs/engine.md, steady-state trials).
 #
 # Time (--budget 480 s; the device call's limit is 600): the wheels' install and the checks
 # take seconds; the grid has 150 s from the start of the model's build (it stops there and
@@ -259,7 +262,7 @@ fi
 if ((limit > 0)); then
     phase replay "$slot" "$python" -m slidingpolicy.cli replay --launch transformers \
         --transformers-python "$python" --shape "$shape" --policies "$arms" \
-        --workload cpu-mixed --rates "$rates" -n "$requests" --seeds 1 --repeats 1 \
+        --workload cpu-mixed --rates "$rates" -n "$requests" --seeds 1 --repeats 1 --whole \
         --timeout "$timeout_s" --time-limit "$limit" --warmup 2 \
         --start-timeout "$((limit < 180 ? limit : 180))" --server-arg="--device=$device" \
         --server-arg="--dtype=$dtype" --server-arg="--num-blocks=$num_blocks" "${predictor[@]}" \

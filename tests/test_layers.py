@@ -14,6 +14,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "slidingpolicy"
 
 CORE = {
     "_version": 0,
+    "_paths": 0,
     "errors": 0,
     "_validate": 1,
     "_arrays": 1,
@@ -27,41 +28,49 @@ CORE = {
     "codec": 5,
     "policy": 6,
     "policies": 7,
+    "routing": 8,
 }
-"""The policy library, its layers from the bottom: parsing and argument checks, the records, the
-predictor, the stages that build a plan, the policies made of them."""
+"""The policy library, its layers from the bottom: how a path is given, parsing and argument
+checks, the records, the predictor, the stages that build a plan, the policies made of them,
+and the routers that send requests to the replicas running them."""
 
 ABOVE_CORE = {
     "step_trace": 8,
     "hardware": 9,
     "predictors": 10,
-    "embedding": 11,
     "telemetry": 11,
     "explanation": 11,
     "examples": 11,
     "__init__": 11,
+    "embedding": 12,
 }
 """What the engine and the engine adapters stand on: the step trace, the hardware models and
-the predictors fitted on them (packaged, profiled, calibrated and cached), the settings
-every adapter reads, and the metrics every adapter exposes; one decision explained, the
-worked examples, and the package's own names (`slidingpolicy.__init__`)."""
+the predictors fitted on them (packaged, profiled, calibrated and cached), the metrics every
+adapter exposes; one decision explained, the worked examples, and the package's own names
+(`slidingpolicy.__init__`); and a policy's life inside any engine, which every adapter runs
+on."""
 
 ENGINE = {
-    "workloads": 12,
-    "metrics": 13,
-    "engine": 14,
-    "runs": 15,
-    "bound": 16,
-    "figures": 16,
+    "workloads": 14,
+    "metrics": 15,
+    "engine": 16,
+    "cluster": 17,
+    "runs": 18,
+    "testing": 18,
+    "bound": 19,
+    "figures": 19,
 }
 """The offline engine: the workloads it runs, the metrics it reads off a run (which replay
-and the bound read too), the simulator, the runs that orchestrate many simulations, the bound
-on capacity, and the figures."""
+and the bound read too), the simulator, a cluster of its replicas behind a router, the runs
+that orchestrate many simulations, the test
+kits (one holds any policy to the invariants, on random states and through a simulated run;
+one holds an engine binding to the embedding loop's promises), the bound on capacity, and the
+figures."""
 
 APPLICATIONS = {
-    "replay": 17,
-    "reproduce": 18,
-    "cli": 19,
+    "replay": 20,
+    "reproduce": 21,
+    "cli": 22,
 }
 """What runs the engine for a user: a replay against a real server, the paper's experiments,
 and the command line over all of them."""
@@ -125,3 +134,73 @@ def test_an_upward_import_is_seen_even_inside_a_function() -> None:
     assert _imported(ast.parse(source)) == {"engine"}
     assert _imported(ast.parse("from slidingpolicy import _validate")) == {"_validate"}
     assert _imported(ast.parse("from slidingpolicy import __version__")) == {"__init__"}
+
+
+ADAPTERS = Path(__file__).resolve().parent.parent / "adapters"
+
+ADAPTER_PACKAGES = {
+    "vllm": ("slidingpolicy_vllm", "vllm"),
+    "transformers": ("slidingpolicy_transformers", "transformers"),
+}
+"""Each adapter's folder: its package, and the engine it binds."""
+
+BINDING_API = {"slidingpolicy", "slidingpolicy.embedding", "slidingpolicy.embedding.prometheus"}
+"""What of the core an adapter's binding imports: the package's names and a policy's life in
+an engine (`slidingpolicy.embedding`), its Prometheus metrics among them."""
+
+TOOLS = {"grid", "grid_run", "grid_report", "testing"}
+"""Adapter modules that are tools around the binding (an engine's measured step times against
+the offline engine's hardware models; test helpers): they may import any public module of
+the core."""
+
+
+def _imports(tree: ast.AST) -> set[str]:
+    """Every module an import of `tree` names, as written (absolute imports)."""
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.add(node.module)
+    return names
+
+
+def adapter_faults(folder: Path, own: str) -> list[str]:
+    """What the adapter in `folder` (package `own`) imports of ours that it may not: a
+    private module of the core, another adapter, or, from a module of its binding (not one
+    of `TOOLS`, not a test), any module of the core but `BINDING_API`."""
+    others = {package for package, _ in ADAPTER_PACKAGES.values()} - {own}
+    faults = []
+    for path in sorted(folder.rglob("*.py")):
+        binding = "src" in path.parts and path.stem not in TOOLS
+        for name in sorted(_imports(ast.parse(path.read_text(), str(path)))):
+            top = name.split(".")[0]
+            private = top == "slidingpolicy" and any(p.startswith("_") for p in name.split("."))
+            beyond = binding and top == "slidingpolicy" and name not in BINDING_API
+            if top in others or private or beyond:
+                faults.append(f"{path.relative_to(folder)} imports {name}")
+    return faults
+
+
+@pytest.mark.parametrize("adapter", sorted(ADAPTER_PACKAGES))
+def test_an_adapter_imports_the_cores_public_api_and_its_engine(adapter: str) -> None:
+    own, _ = ADAPTER_PACKAGES[adapter]
+    assert adapter_faults(ADAPTERS / adapter, own) == []
+
+
+def test_an_adapter_reaching_past_the_api_is_seen(tmp_path: Path) -> None:
+    source = tmp_path / "src" / "pkg"
+    source.mkdir(parents=True)
+    (source / "scheduler.py").write_text(
+        "from slidingpolicy.embedding import PolicyLoop\n"
+        "from slidingpolicy.step_trace import TraceWriter\n"
+        "import slidingpolicy_vllm.door\n"
+    )
+    (source / "grid.py").write_text("from slidingpolicy.hardware import build\n")
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_x.py").write_text("from slidingpolicy._io import x\n")
+    assert adapter_faults(tmp_path, "slidingpolicy_transformers") == [
+        "src/pkg/scheduler.py imports slidingpolicy.step_trace",
+        "src/pkg/scheduler.py imports slidingpolicy_vllm.door",
+        "tests/test_x.py imports slidingpolicy._io",
+    ]

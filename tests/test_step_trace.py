@@ -21,9 +21,9 @@ from slidingpolicy.step_trace import (
     read_samples,
     step_sample,
 )
+from slidingpolicy.testing.strategies import states
 from slidingpolicy.workloads import Poisson, make_workload
 from tests.engine.conftest import HARDWARE, Fcfs, hardware
-from tests.strategies import states
 
 SEED = 7
 

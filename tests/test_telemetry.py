@@ -5,7 +5,6 @@ demotes) and how late a prefill starts (now − d_i, of requests with nothing ca
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -22,7 +21,7 @@ from slidingpolicy import (
 )
 from slidingpolicy.policies.learner import FOLD_ROWS
 from slidingpolicy.telemetry import METRICS, demoted, late_starts, learner_rows
-from tests.strategies import NOW, states
+from slidingpolicy.testing.strategies import NOW, states
 
 SLO = (2.0, 0.1)
 
@@ -126,18 +125,6 @@ def test_late_starts_are_non_negative_one_per_late_waiting_request(state: Schedu
             and r.prefilled == 0 and r.deadline <= state.now]  # fmt: skip
     assert len(found) == len(late)
     assert all(value >= 0.0 for value in found)
-
-
-def test_both_adapters_feed_the_metrics_with_the_same_code() -> None:
-    """Each adapter is its own distribution, so each holds the feed; past their docstrings
-    (which say where the engine serves `/metrics`) the two modules are one text."""
-    root = Path(__file__).resolve().parents[1]
-    modules = [
-        root / "adapters/vllm/src/slidingpolicy_vllm/metrics.py",
-        root / "adapters/transformers/src/slidingpolicy_transformers/metrics.py",
-    ]
-    vllm, transformers = (path.read_text().split('"""\n', 1)[1] for path in modules)
-    assert vllm == transformers
 
 
 @settings(max_examples=20, deadline=None)

@@ -3,6 +3,8 @@ requests, decodes and their context, prefill attention) its iteration time depen
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import attrs
 import numpy as np
 from numpy.typing import NDArray
@@ -11,6 +13,9 @@ from slidingpolicy.errors import InvalidRecordError
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
+
+DenseTimes = Callable[[FloatArray], FloatArray]
+"""The part of an iteration's time that depends on its token count alone, per entry."""
 
 
 def check_batch(chunks: IntArray, contexts: IntArray) -> None:

@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from slidingpolicy._paths import StrPath
 from slidingpolicy.errors import InvalidRecordError, UnknownNameError
 from slidingpolicy.hardware.catalog import GPUS
 from slidingpolicy.hardware.catalog import gpu as find_gpu
@@ -44,13 +45,14 @@ def build_hardware(
     gpu: str = "rtx3090",
     model: str = "qwen2.5-7b",
     tp: int = 2,
-    profile: Path | None = None,
+    profile: StrPath | None = None,
     noise_sigma: float = DEFAULT_NOISE_SIGMA,
-    trace: Sequence[Path | str] = (),
+    trace: Sequence[StrPath] = (),
 ) -> HardwareModel:
     """The hardware model `gpu` names (module docstring) for `model` on `tp` GPUs, the
     profiled one when given a CSV, or the model of a real engine's step traces, which
     replaces the name, model, TP and noise."""
+    profile = None if profile is None else Path(profile)
     if trace:
         if profile is not None:
             raise InvalidRecordError(

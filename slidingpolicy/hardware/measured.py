@@ -20,6 +20,7 @@ from pathlib import Path
 
 import attrs
 
+from slidingpolicy._paths import StrPath
 from slidingpolicy.errors import InvalidRecordError, UnknownNameError
 from slidingpolicy.hardware.catalog import gpu as find_gpu
 from slidingpolicy.hardware.catalog import model as find_model
@@ -75,7 +76,7 @@ class MeasuredTable:
         raise UnknownNameError(f"tensor-parallel degree of {self.name}", str(tp), known)
 
 
-def build_table(name: str, gpu: str, model: str, path: Path, source: str) -> MeasuredTable:
+def build_table(name: str, gpu: str, model: str, path: StrPath, source: str) -> MeasuredTable:
     """The table of a Vidur profile CSV, for every tensor-parallel degree it holds of 1-8."""
     grids = []
     shape = find_model(model)
@@ -111,8 +112,9 @@ def render_json(tables: tuple[MeasuredTable, ...], about: str) -> str:
     return json.dumps(data, indent=1) + "\n"
 
 
-def read_tables(path: Path = PACKAGED) -> tuple[MeasuredTable, ...]:
+def read_tables(path: StrPath = PACKAGED) -> tuple[MeasuredTable, ...]:
     """The tables of a file `render_json` wrote (by default the packaged one)."""
+    path = Path(path)
     data = json.loads(path.read_text())
     return tuple(
         MeasuredTable(

@@ -65,8 +65,8 @@ class DenseOverlay:
         check_batch(chunks, contexts)
         if chunks.size == 0:
             return 0.0
-        batch = self.roofline._summarize(chunks, contexts)
-        return float(self.roofline._iteration_times(self._dense_times, batch)[0])
+        batch = self.roofline.summarize(chunks, contexts)
+        return float(self.roofline.iteration_times(self._dense_times, batch)[0])
 
     def latency_of(self, chunks: list[int], contexts: list[int]) -> float:
         """`latency` of a batch given as lists of ints (what an engine holds)."""
@@ -78,7 +78,7 @@ class DenseOverlay:
 
     def count_seconds(self, tokens: FloatArray, entries: FloatArray) -> FloatArray:
         """`RooflineModel.count_seconds` with this model's dense time."""
-        return self.roofline._iteration_times(self._dense_times, count_batch(tokens, entries))
+        return self.roofline.iteration_times(self._dense_times, count_batch(tokens, entries))
 
     def with_noise(self, latency: float, z: float) -> float:
         """`latency` times the roofline's log-normal noise of the standard normal z."""
@@ -90,7 +90,7 @@ class DenseOverlay:
         if num_decodes == 0:
             return np.zeros(total_context.size)
         batch = decode_run(num_decodes, total_context)
-        return self.roofline._iteration_times(self._dense_times, batch)
+        return self.roofline.iteration_times(self._dense_times, batch)
 
     def decode_pricer(self, num_decodes: int) -> Callable[[int], float]:
         """`decode_latencies` of one iteration of `num_decodes` (>= 1) decodes, as a function of

@@ -42,6 +42,7 @@ import numpy as np
 
 from slidingpolicy._arrays import float_read_only
 from slidingpolicy._parse import MAX_TOKENS, CsvTable, read_csv
+from slidingpolicy._paths import StrPath
 from slidingpolicy.errors import (
     InvalidRecordError,
     ProfileEnvelopeWarning,
@@ -108,8 +109,9 @@ class ProfiledModel(DenseOverlay):
         object.__setattr__(self, "_rate", float(rate))
 
     @classmethod
-    def from_csv(cls, path: Path, roofline: RooflineModel) -> ProfiledModel:
+    def from_csv(cls, path: StrPath, roofline: RooflineModel) -> ProfiledModel:
         """Read a Vidur profile for `roofline`'s model and tensor-parallel degree."""
+        path = Path(path)
         tokens, seconds = read_profile(path, roofline)
         profiled = cls(
             roofline=roofline, source=path.name, num_tokens=tokens, dense_seconds=seconds
@@ -162,8 +164,9 @@ def _end_below_envelope(seconds: FloatArray) -> tuple[int, float]:
     return below, float(np.max(1 - seconds[-below:] / envelope[-1]))
 
 
-def read_profile(path: Path, roofline: RooflineModel) -> tuple[FloatArray, FloatArray]:
+def read_profile(path: StrPath, roofline: RooflineModel) -> tuple[FloatArray, FloatArray]:
     """Token grid and summed non-attention seconds per iteration, from a Vidur profile CSV."""
+    path = Path(path)
     sums, seen_tp = _read_rows(read_csv(path, TraceFormatError, FORMAT), roofline)
     if roofline.tp not in seen_tp:
         raise UnknownNameError(

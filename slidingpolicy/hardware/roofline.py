@@ -39,6 +39,7 @@ import numpy as np
 from slidingpolicy.errors import InvalidRecordError
 from slidingpolicy.hardware.batch_summary import (
     BatchSummary,
+    DenseTimes,
     FloatArray,
     IntArray,
     check_batch,
@@ -53,8 +54,6 @@ from slidingpolicy.hardware.scalar_roofline import (
     scalar_latency,
     scalar_latency_of,
 )
-
-DenseTimes = Callable[[FloatArray], FloatArray]
 
 KV_BLOCK_SIZE = 16
 
@@ -169,7 +168,7 @@ class RooflineModel:
         check_batch(chunks, contexts)
         if chunks.size == 0:
             return 0.0
-        return float(self._iteration_times(self._dense_times, self._summarize(chunks, contexts))[0])
+        return float(self.iteration_times(self._dense_times, self.summarize(chunks, contexts))[0])
 
     def latency_of(self, chunks: list[int], contexts: list[int]) -> float:
         """`latency` of a batch given as lists of ints (what an engine holds)."""
@@ -188,7 +187,7 @@ class RooflineModel:
         check_decode_run(num_decodes, total_context)
         if num_decodes == 0:
             return np.zeros(total_context.size)
-        return self._iteration_times(self._dense_times, decode_run(num_decodes, total_context))
+        return self.iteration_times(self._dense_times, decode_run(num_decodes, total_context))
 
     def decode_pricer(self, num_decodes: int) -> Callable[[int], float]:
         """`decode_latencies` of one iteration of `num_decodes` (>= 1) decodes, as a function of
@@ -199,7 +198,7 @@ class RooflineModel:
         """Iteration time of batches with these token and entry (request) counts and no
         attention: the part of `latency` that depends on the counts alone (dense ops, LM head,
         all-reduces, overhead). `latency` adds each prefill's and the decodes' attention."""
-        return self._iteration_times(self._dense_times, count_batch(tokens, entries))
+        return self.iteration_times(self._dense_times, count_batch(tokens, entries))
 
     def _dense_times(self, tokens: FloatArray) -> FloatArray:
         """Linear, element-wise and embedding time: what depends on the token count alone."""
@@ -275,8 +274,8 @@ class RooflineModel:
         compute = flops / (self.gpu.peak_flops * self.attention_efficiency)
         return self.model.layers * np.maximum(compute, bytes_moved / self._bandwidth)
 
-    def _summarize(self, chunks: IntArray, contexts: IntArray) -> BatchSummary:
-        """The one-entry summary of a checked, non-empty batch."""
+    def summarize(self, chunks: IntArray, contexts: IntArray) -> BatchSummary:
+        """The one-entry summary of a checked, non-empty batch (for `iteration_times`)."""
         is_prefill = chunks > 1
         prefill_c = chunks[is_prefill].astype(np.float64)
         flops, bytes_moved = self._attention_terms(prefill_c, contexts[is_prefill].astype(float))
@@ -289,8 +288,10 @@ class RooflineModel:
             prefill_attention=np.array([prefill_attention]),
         )
 
-    def _iteration_times(self, dense: DenseTimes, batch: BatchSummary) -> FloatArray:
-        """Iteration time for each entry of `batch`, with `dense` giving the token-count part."""
+    def iteration_times(self, dense: DenseTimes, batch: BatchSummary) -> FloatArray:
+        """Iteration time for each entry of `batch`, with `dense` giving the token-count part:
+        the seam the scalar path (`scalar_roofline`) and the models laid over a roofline
+        (`overlay`) build on."""
         m, tp = self.model, self.tp
         flops, bytes_moved = self._decode_terms(batch.decodes, batch.decode_context)
         decode_attention = self._attention_time(flops, bytes_moved)

@@ -4,16 +4,20 @@ in numpy's order, so bit for bit `RooflineModel.latency_arrays` and faster on sm
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import attrs
 import numpy as np
 
 from slidingpolicy.errors import InvalidRecordError
-from slidingpolicy.hardware.batch_summary import IntArray, check_batch
-
-if TYPE_CHECKING:
-    from slidingpolicy.hardware.roofline import RooflineModel
+from slidingpolicy.hardware.batch_summary import (
+    BatchSummary,
+    DenseTimes,
+    FloatArray,
+    IntArray,
+    check_batch,
+)
+from slidingpolicy.hardware.catalog import GPU, ModelShape
 
 
 @attrs.frozen(slots=True)
@@ -38,15 +42,43 @@ class ScalarTerms:
 
 ScalarDense = Callable[[float], float]
 
+
+class Roofline(Protocol):
+    """What the scalar path reads of a roofline model (`RooflineModel`): its constants, its
+    setting, and the array path's two steps, the batch summary and the iteration times."""
+
+    @property
+    def terms(self) -> ScalarTerms: ...
+
+    @property
+    def gpu(self) -> GPU: ...
+
+    @property
+    def model(self) -> ModelShape: ...
+
+    @property
+    def tp(self) -> int: ...
+
+    @property
+    def link_efficiency(self) -> float: ...
+
+    @property
+    def overhead(self) -> float: ...
+
+    def summarize(self, chunks: IntArray, contexts: IntArray) -> BatchSummary: ...
+
+    def iteration_times(self, dense: DenseTimes, batch: BatchSummary) -> FloatArray: ...
+
+
 SCALAR_PREFILLS = 8
 """Below this many prefills numpy sums a batch's prefill attention one by one, as Python does;
 from it on numpy sums pairwise, so the scalar path hands that sum to numpy."""
 
 
 def scalar_latency(
-    roofline: RooflineModel, chunks: IntArray, contexts: IntArray, dense: ScalarDense
+    roofline: Roofline, chunks: IntArray, contexts: IntArray, dense: ScalarDense
 ) -> float:
-    """`RooflineModel._iteration_times` of one batch on Python floats, `dense` giving the
+    """`RooflineModel.iteration_times` of one batch on Python floats, `dense` giving the
     token-count part: every operation in numpy's order, so bit for bit the same value.
 
     Integer batches only (their sums are exact either way); others go through the arrays.
@@ -57,15 +89,13 @@ def scalar_latency(
         check_batch(chunks, contexts)
         if chunks.size == 0:
             return 0.0
-        summary = roofline._summarize(chunks, contexts)
-        return float(
-            roofline._iteration_times(lambda t: np.array([dense(float(t[0]))]), summary)[0]
-        )
+        summary = roofline.summarize(chunks, contexts)
+        return float(roofline.iteration_times(lambda t: np.array([dense(float(t[0]))]), summary)[0])
     return scalar_latency_of(roofline, chunks.tolist(), contexts.tolist(), dense)
 
 
 def scalar_latency_of(
-    roofline: RooflineModel, cs: list[int], us: list[int], dense: ScalarDense
+    roofline: Roofline, cs: list[int], us: list[int], dense: ScalarDense
 ) -> float:
     """`scalar_latency` of a batch given as lists of ints (chunks, contexts)."""
     if len(cs) != len(us) or (cs and (min(cs) < 1 or min(us) < 0)):
@@ -116,9 +146,9 @@ def scalar_latency_of(
 
 
 def scalar_decode_pricer(
-    roofline: RooflineModel, num_decodes: int, dense: ScalarDense
+    roofline: Roofline, num_decodes: int, dense: ScalarDense
 ) -> Callable[[int], float]:
-    """`_iteration_times` of a decode-only iteration (`decode_run`), `num_decodes` >= 1, as a
+    """`iteration_times` of a decode-only iteration (`decode_run`), `num_decodes` >= 1, as a
     function of its total context; what depends on the count alone is computed once, and the
     sum is taken in numpy's order (dense + 0 prefill attention + decode attention + LM head,
     then the links, then the overhead)."""

@@ -22,6 +22,7 @@ from pathlib import Path
 import attrs
 import numpy as np
 
+from slidingpolicy._paths import StrPath
 from slidingpolicy.hardware.batch_summary import FloatArray, IntArray, check_batch, check_decode_run
 from slidingpolicy.hardware.ratio_noise import RatioNoise
 from slidingpolicy.hardware.roofline import KV_BLOCK_SIZE
@@ -95,7 +96,7 @@ def from_samples(samples: Sequence[Sample], name: str) -> TracedModel:
     return TracedModel(name, fit, noise)
 
 
-def traced_model(paths: Sequence[Path | str]) -> TracedModel:
+def traced_model(paths: Sequence[StrPath]) -> TracedModel:
     """The model of the step traces at `paths` (read and fitted once per process for the same
     files, unchanged: a capacity search rebuilds its hardware for every trial)."""
     stamps = []

@@ -31,8 +31,8 @@ def test_every_request_finishes_with_what_it_asked(model_dir: Path, arm: str) ->
     assert done == {f"r{i}": job.output for i, job in enumerate(WORKLOAD)}
     scheduler = engine.binding.scheduler if engine.binding else None
     assert scheduler is not None
-    assert scheduler.sliding_faults == {}
-    assert scheduler.sliding_steps > 0
+    assert scheduler.sliding.faults == {}
+    assert scheduler.sliding.steps > 0
 
 
 def test_every_registered_policy_runs_on_the_engine(model_dir: Path) -> None:
@@ -43,7 +43,7 @@ def test_every_registered_policy_runs_on_the_engine(model_dir: Path) -> None:
         assert drive(engine, jobs) == {f"r{i}": j.output for i, j in enumerate(jobs)}, name
         assert engine.binding is not None
         assert engine.binding.scheduler is not None
-        assert engine.binding.scheduler.sliding_faults == {}, name
+        assert engine.binding.scheduler.sliding.faults == {}, name
 
 
 @pytest.mark.parametrize("arm", ["native", "prefill_first"])
@@ -64,7 +64,7 @@ def test_each_step_runs_the_plan_and_is_traced_with_its_time(
     assert all(s.fallback is None and s.plan is not None for s in steps)
     scheduler = engine.binding.scheduler if engine.binding else None
     assert scheduler is not None
-    assert len(steps) == scheduler.sliding_steps
+    assert len(steps) == scheduler.sliding.steps
     chunked = 0
     for step in steps:
         assert step.plan is not None
@@ -89,5 +89,5 @@ def test_the_learner_observes_the_engines_steps(model_dir: Path) -> None:
     drive(engine, WORKLOAD)
     scheduler = engine.binding.scheduler
     assert scheduler is not None
-    assert scheduler.sliding_pstate != before
-    assert scheduler._throughput != engine.binding.config.prefill_throughput
+    assert scheduler.sliding.pstate != before
+    assert scheduler.sliding.throughput != engine.binding.config.prefill_throughput

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 from slidingpolicy.invariants import check_plan
-from slidingpolicy.replay.client import send_all
+from slidingpolicy.replay.client import GAVE_UP, send_all
 from slidingpolicy.replay.launcher import Server, free_port
 from slidingpolicy.replay.requests import Completion
 from slidingpolicy.step_trace import parse_step
@@ -35,12 +35,14 @@ REQUESTS = [
 ]
 
 
-def _serve(model_dir: Path, tmp_path: Path) -> Iterator[tuple[Server, Path]]:
+def _serve(
+    model_dir: Path, tmp_path: Path, arm: str = "slidingserve+"
+) -> Iterator[tuple[Server, Path]]:
     trace = tmp_path / "trace.jsonl"
     port = free_port()
     config = json.dumps({"trace": str(trace)})
     command = [sys.executable, "-m", "slidingpolicy_transformers", "serve", str(model_dir),
-               "--arm", "slidingserve+", "--port", str(port), "--served-model-name", "tiny",
+               "--arm", arm, "--port", str(port), "--served-model-name", "tiny",
                "--num-blocks", "256", "--adapter-config", config]  # fmt: skip
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
     process = Server("tiny", command, env, tmp_path / "server.log", f"http://127.0.0.1:{port}")
@@ -150,3 +152,17 @@ def test_the_policys_metrics_are_served_on_metrics(shared_server: tuple[Server, 
     # proven in test_metrics.py, where each request's lateness is set
     assert "slidingpolicy_demoted_requests_total" in samples
     assert "slidingpolicy_late_start_seconds_count" in samples
+
+
+def test_a_request_given_up_reaches_replay_as_the_notice(model_dir: Path, tmp_path: Path) -> None:
+    """give_up_after in transformers (it was refused before): requests whose TTFT deadline
+    passed while they waited end with the notice, which `replay`'s client reads as given up;
+    the others complete."""
+    arm = "slidingserve+[give_up_after=0.001,max_batch_tokens=64,learn=false]"
+    late = [Completion(f"g{i}", 0.0, tuple(range(1, 300)), 3, 1e-3, 0.5) for i in range(8)]
+    for process, _ in _serve(model_dir, tmp_path, arm):
+        measured = asyncio.run(send_all(process.url, "tiny", late, timeout=120.0))
+    failures = [m.failure for m in measured]
+    assert GAVE_UP in failures
+    assert set(failures) <= {GAVE_UP, None}
+    assert all(len(m.tokens) == 3 for m in measured if m.failure is None)

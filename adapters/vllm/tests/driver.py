@@ -30,6 +30,8 @@ class Job:
     arrive: int
     extra: dict[str, object] | None = None
     waited: float = 0.0
+    leave_after: int | None = None
+    """Its client leaves (vLLM aborts it) once it has this many output tokens."""
 
 
 @attrs.frozen
@@ -88,6 +90,16 @@ def drive(
             outputs = scheduler.update_from_output(*in_flight.popleft())
             if sent is not None:
                 sent.extend(out for client in outputs.values() for out in client.outputs)
+        for i, job in enumerate(jobs):
+            left = requests.get(f"r{i}")
+            leave = job.leave_after
+            if (
+                left
+                and leave is not None
+                and not left.is_finished()
+                and left.num_output_tokens >= leave
+            ):
+                scheduler.finish_requests(left.request_id, RequestStatus.FINISHED_ABORTED)
         arrived = all(job.arrive <= step for job in jobs)
         if arrived and not in_flight and not scheduler.has_requests():
             return requests

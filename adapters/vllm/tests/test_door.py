@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 import torch
 from slidingpolicy import InvalidRecordError, Slo
+from slidingpolicy.embedding import slo_on_wire
 from slidingpolicy.records.slo import RANGES
 from vllm.exceptions import VLLMValidationError
 from vllm.sampling_params import SamplingParams
@@ -19,7 +20,7 @@ from vllm.v1.worker.gpu.sample.logits_processor import (
 )
 
 from slidingpolicy_vllm import AsyncSlidingScheduler, SlidingScheduler
-from slidingpolicy_vllm.door import DOOR, MIDDLEWARE, SloDoor, slo_of, with_door
+from slidingpolicy_vllm.door import DOOR, MIDDLEWARE, SloDoor, with_door
 from slidingpolicy_vllm.testing import make_scheduler
 
 HOSTILE = [
@@ -61,7 +62,7 @@ def test_a_hostile_slo_is_refused_at_the_door_naming_key_value_and_range(
     with pytest.raises(VLLMValidationError) as refused:
         _validate(runner, params)
     message = str(refused.value)
-    assert message.startswith(f"extra_args (vllm_xargs): {said}")
+    assert message.startswith(f"vllm_xargs: {said}")
     assert message.endswith(f"(accepted: {RANGES[key]})")
 
 
@@ -86,7 +87,7 @@ def test_protected_arrives_as_one_or_zero_and_is_read_as_the_flag(sent: object, 
     params = SamplingParams(max_tokens=4, extra_args={"protected": sent})
     for runner in (V1, V2):
         _validate(runner, params)
-    assert slo_of(params, Slo(2.0, 0.1)) == Slo(2.0, 0.1, read)
+    assert slo_on_wire(params.extra_args, Slo(2.0, 0.1)) == Slo(2.0, 0.1, read)
 
 
 def test_the_door_changes_no_logits_under_either_runner() -> None:

@@ -51,4 +51,4 @@ def test_hopeless_requests_are_finished_early_with_their_reason(
         assert request.num_computed_tokens == 0, "never scheduled"
     assert all(requests[f"r{i}"].is_finished() for i in range(6))
     assert (REGISTRY.get_sample_value(COUNTER) or 0.0) - before == len(given_up)
-    assert not scheduler.sliding_faults, "giving up is no fault"
+    assert not scheduler.sliding.faults, "giving up is no fault"

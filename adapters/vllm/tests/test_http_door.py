@@ -70,7 +70,7 @@ def test_a_hostile_slo_gets_400_before_the_app(
     assert status == 400
     assert app.bodies == [], "vLLM never sees it"
     message = answer["error"]["message"]
-    assert message.startswith(f"extra_args (vllm_xargs): {said}")
+    assert message.startswith(f"vllm_xargs: {said}")
     assert message.endswith(f"(accepted: {RANGES[key]})")
     assert answer["error"]["code"] == 400
 
@@ -78,6 +78,19 @@ def test_a_hostile_slo_gets_400_before_the_app(
 def test_a_json_true_for_an_slo_is_refused_and_for_protected_is_a_flag() -> None:
     assert _call(_body({"ttft_slo": True}))[1] == 400
     assert _call(_body({"protected": True}))[1] == 200
+
+
+def test_protected_sent_as_one_is_the_flag_as_the_admission_door_reads_it() -> None:
+    """It failed before: this door refused 1 while the admission door read it as true."""
+    assert _call(_body({"protected": 1}))[1] == 200
+    assert _call(_body({"protected": 2}))[1] == 400
+
+
+def test_vllm_xargs_that_are_not_an_object_get_400_naming_them() -> None:
+    app, status, answer = _call(_body("not an object"), parts=3)
+    assert status == 400
+    assert app.bodies == []
+    assert answer["error"]["message"].startswith("request: vllm_xargs=")
 
 
 @pytest.mark.parametrize(
@@ -88,7 +101,6 @@ def test_a_json_true_for_an_slo_is_refused_and_for_protected_is_a_flag() -> None
         (json.dumps({"model": "m", "prompt": "hi"}).encode(), "/v1/completions"),
         (b"{not json", "/v1/completions"),
         (_body({"ttft_slo": -1}), "/v1/models"),
-        (_body("not an object"), "/v1/completions"),
     ],
 )
 def test_every_other_request_reaches_the_app_whole(body: bytes, path: str) -> None:

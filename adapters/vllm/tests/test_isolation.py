@@ -9,14 +9,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from slidingpolicy.embedding import version_series
+from slidingpolicy.embedding import REFUSED, version_series
 from vllm import __version__ as vllm_version
 from vllm.v1.core.sched.output import SchedulerOutput
 from vllm.v1.engine import EngineCoreOutput
 from vllm.v1.request import Request, RequestStatus
 
 from slidingpolicy_vllm import AsyncSlidingScheduler, SlidingScheduler
-from slidingpolicy_vllm.refusal import CARRIES_ERROR, REFUSED
+from slidingpolicy_vllm.refusal import CARRIES_ERROR
 from slidingpolicy_vllm.testing import make_scheduler
 from tests.driver import Before, Job, drive
 from tests.test_scheduler import follows_plan
@@ -41,9 +41,9 @@ REFUSED_AS = RequestStatus.FINISHED_ERROR if CARRIES_ERROR else RequestStatus.FI
 def _planned_only(scheduler: SlidingScheduler, before: Before, output: SchedulerOutput) -> None:
     """Every step is the policy's plan, and vLLM runs no request the snapshot left out."""
     follows_plan(scheduler, before, output)
-    assert scheduler.sliding_decision is not None
-    assert scheduler.sliding_decision.state is not None
-    seen = {r.id for r in scheduler.sliding_decision.state.requests}
+    assert scheduler.sliding.decision is not None
+    assert scheduler.sliding.decision.state is not None
+    seen = {r.id for r in scheduler.sliding.decision.state.requests}
     assert set(output.num_scheduled_tokens) <= seen
 
 
@@ -77,7 +77,7 @@ def test_a_poisoned_request_among_fifty_is_finished_alone_and_every_step_keeps_t
     assert isinstance(scheduler, SlidingScheduler)
     jobs = [*NORMAL[:10], Job(prompt=40, output=5, arrive=2, extra=poison), *NORMAL[10:]]
     sent: list[EngineCoreOutput] = []
-    with caplog.at_level(logging.WARNING, logger="slidingpolicy_vllm"):
+    with caplog.at_level(logging.WARNING, logger="slidingpolicy.embedding"):
         requests = drive(
             scheduler,
             jobs,
@@ -89,13 +89,14 @@ def test_a_poisoned_request_among_fifty_is_finished_alone_and_every_step_keeps_t
     assert poisoned.status == REFUSED_AS
     assert poisoned.num_output_tokens == 0
     told = _told(sent, poisoned)
-    assert told.startswith("slidingpolicy cannot schedule request 'r10': extra_args (vllm_xargs): ")
+    assert told.startswith("slidingpolicy cannot schedule request 'r10': vllm_xargs: ")
     assert named in told
     assert "(accepted: " in told
     assert all(r.status == RequestStatus.FINISHED_LENGTH_CAPPED for r in requests.values())
     assert [r.num_output_tokens for r in requests.values()] == [j.output for j in NORMAL]
-    assert scheduler.sliding_faults == {REFUSED: 1}
-    logged = [r.getMessage() for r in caplog.records if r.name.startswith("slidingpolicy_vllm")]
+    assert scheduler.sliding.faults == {REFUSED: 1}
+    ours = [r for r in caplog.records if r.name.startswith("slidingpolicy.embedding")]
+    logged = [r.getMessage() for r in ours]
     assert len(logged) == 1
     assert told in logged[0]
     assert scheduler.kv_cache_manager.block_pool.get_num_free_blocks() == 1024
@@ -116,8 +117,8 @@ def test_a_recompute_whose_slo_runs_past_the_longest_time_is_finished_alone(
     preempted: set[str] = set()
 
     def planned(s: SlidingScheduler, before: Before, output: SchedulerOutput) -> None:
-        assert s.sliding_decision is not None
-        assert s.sliding_decision.fallback is None
+        assert s.sliding.decision is not None
+        assert s.sliding.decision.fallback is None
         preempted.update(output.preempted_req_ids or ())
 
     requests = drive(
@@ -131,5 +132,5 @@ def test_a_recompute_whose_slo_runs_past_the_longest_time_is_finished_alone(
     told = _told(sent, requests["r1"])
     assert told.startswith("slidingpolicy cannot schedule request 'r1': ttft_slo=")
     assert "beyond 1e+10 s" in told
-    assert scheduler.sliding_faults == {REFUSED: 1}
+    assert scheduler.sliding.faults == {REFUSED: 1}
     assert scheduler.kv_cache_manager.block_pool.get_num_free_blocks() == 6

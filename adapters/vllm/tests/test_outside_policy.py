@@ -39,11 +39,11 @@ def test_the_scheduler_runs_a_plugins_policy_by_name(
         cls, model_dir, num_blocks=96, additional_config={"slidingpolicy": section}
     )
     assert isinstance(scheduler, SlidingScheduler)
-    assert (scheduler.sliding_policy.name, scheduler.sliding_policy.token_budget) == (NAME, 512)
+    assert (scheduler.sliding.policy.name, scheduler.sliding.policy.token_budget) == (NAME, 512)
     policies: set[str] = set()
 
     def planned(scheduler: SlidingScheduler, before: object, output: object) -> None:
-        decision = scheduler.sliding_decision
+        decision = scheduler.sliding.decision
         assert decision is not None
         assert decision.plan is not None, decision
         policies.add(decision.plan.policy)
@@ -51,7 +51,7 @@ def test_the_scheduler_runs_a_plugins_policy_by_name(
     requests = drive(scheduler, JOBS, asynchronous=cls is AsyncSlidingScheduler, check=planned)
     assert policies == {NAME}
     assert all(r.status == RequestStatus.FINISHED_LENGTH_CAPPED for r in requests.values())
-    assert not scheduler.sliding_faults
+    assert not scheduler.sliding.faults
 
 
 @pytest.mark.engine
@@ -64,7 +64,7 @@ def test_replay_launches_vllm_with_the_plugins_policy(
     out, traces = tmp_path / "out", tmp_path / "traces"
     args = ["replay", "--launch", "vllm", "--plugin", str(EXAMPLE),
             "--policies", NAME, "--workload", "cpu-mixed", "--rate", "4", "-n", "10",
-            "--warmup", "1", "--timeout", "120", "--start-timeout", "400",
+            "--whole", "--warmup", "1", "--timeout", "120", "--start-timeout", "400",
             "--trace-dir", str(traces), "--out", str(out)]  # fmt: skip
     with pytest.raises(SystemExit) as done:
         main(args)

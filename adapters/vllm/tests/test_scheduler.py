@@ -45,7 +45,7 @@ def jobs(max_prompt: int) -> st.SearchStrategy[list[Job]]:
 
 def follows_plan(scheduler: SlidingScheduler, before: Before, output: SchedulerOutput) -> None:
     """The step ran the plan, except where the module's rule says vLLM could not."""
-    decision = scheduler.sliding_decision
+    decision = scheduler.sliding.decision
     assert decision is not None
     assert decision.plan is not None
     assert decision.fallback is None, decision.fallback
@@ -90,7 +90,7 @@ def test_tokens_follow_the_plan_and_every_request_finishes(
         assert request.status == RequestStatus.FINISHED_LENGTH_CAPPED
         assert request.num_output_tokens == job.output
     assert scheduler.kv_cache_manager.block_pool.get_num_free_blocks() == 96, "no KV block leaks"
-    assert not scheduler.sliding_faults
+    assert not scheduler.sliding.faults
 
 
 def slots_full_leave_waiting_out(
@@ -99,13 +99,13 @@ def slots_full_leave_waiting_out(
     """`follows_plan`, and with the running slots full the snapshot holds no waiting request
     (vLLM admits none then), so none is planned or scheduled."""
     follows_plan(scheduler, before, output)
-    decision = scheduler.sliding_decision
+    decision = scheduler.sliding.decision
     assert decision is not None
     assert decision.state is not None
     if len(before.running) >= scheduler.max_num_running_reqs:
         seen = {r.id for r in decision.state.requests}
         assert not seen & before.waiting, "waiting requests snapshotted with the slots full"
-        assert not decision.waiting
+        assert not scheduler._view.holding, "nor read as waiting"
 
 
 @pytest.mark.parametrize("cls", CLASSES)
@@ -130,7 +130,7 @@ def test_full_running_slots_leave_the_waiting_requests_out(
     )
     assert all(requests[f"r{i}"].num_output_tokens == job.output for i, job in enumerate(workload))
     assert scheduler.kv_cache_manager.block_pool.get_num_free_blocks() == 96, "no KV block leaks"
-    assert not scheduler.sliding_faults
+    assert not scheduler.sliding.faults
 
 
 @pytest.mark.parametrize("cls", CLASSES)
@@ -148,9 +148,9 @@ def test_full_running_slots_do_occur_with_requests_waiting(
 
     def count(s: SlidingScheduler, before: Before, output: SchedulerOutput) -> None:
         slots_full_leave_waiting_out(s, before, output)
-        assert s.sliding_decision is not None
-        assert s.sliding_decision.plan is not None
-        planned = set(s.sliding_decision.plan.tokens_of())
+        assert s.sliding.decision is not None
+        assert s.sliding.decision.plan is not None
+        planned = set(s.sliding.decision.plan.tokens_of())
         if len(before.running) == 2 and before.waiting:
             full.append(len(before.waiting))
         elif planned & before.waiting:
@@ -219,9 +219,9 @@ def test_finished_requests_are_let_go_at_the_next_step(
     scheduler.schedule()
     gc.collect()
     assert [ref() for ref in finished] == [None] * len(finished), "finished requests kept alive"
-    assert scheduler.sliding_decision is not None
-    assert scheduler.sliding_decision.state is not None
-    assert [r.id for r in scheduler.sliding_decision.state.requests] == ["kept"]
+    assert scheduler.sliding.decision is not None
+    assert scheduler.sliding.decision.state is not None
+    assert [r.id for r in scheduler.sliding.decision.state.requests] == ["kept"]
 
 
 def edf_pair(first_prompt: int) -> list[Job]:

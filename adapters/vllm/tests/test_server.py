@@ -120,10 +120,15 @@ def _serve(model_dir: Path, tmp_path: Path, environment: dict[str, str]) -> Iter
 
 @contextlib.contextmanager
 def serving(
-    model_dir: Path, tmp_path: Path, *extra: str, environment: dict[str, str] | None = None
+    model_dir: Path,
+    tmp_path: Path,
+    *extra: str,
+    environment: dict[str, str] | None = None,
+    config: dict[str, Any] | None = None,
 ) -> Iterator[Server]:
     """The adapter's server on a free loopback port with `extra` arguments, in `environment`
-    (default: this one, the engine core in its own process), stopped in `finally`; the
+    (default: this one, the engine core in its own process), steered by the adapter config
+    `config` (default: slidingserve) with its trace in `tmp_path`, stopped in `finally`; the
     adapter's folder is on its path (for `tests.leaky_door`)."""
     if environment is None:
         environment = {k: v for k, v in os.environ.items() if k != "VLLM_ENABLE_V1_MULTIPROCESSING"}
@@ -132,7 +137,7 @@ def serving(
     environment["PYTHONPATH"] = os.pathsep.join(paths)
     port = _free_port()
     trace = tmp_path / "trace.jsonl"
-    config = {"slidingpolicy": {"policy": "slidingserve", "trace": str(trace)}}
+    section = {"policy": "slidingserve", **(config or {}), "trace": str(trace)}
     command = [
         sys.executable, "-m", "slidingpolicy_vllm", "serve", str(model_dir),
         "--load-format", "dummy", "--skip-tokenizer-init", "--enforce-eager",
@@ -140,7 +145,7 @@ def serving(
         "--max-num-batched-tokens", "2048", "--max-num-seqs", "16",
         "--host", HOST, "--port", str(port),
         "--scheduler-cls", "slidingpolicy_vllm.AsyncSlidingScheduler",
-        "--additional-config", json.dumps(config), *extra,
+        "--additional-config", json.dumps({"slidingpolicy": section}), *extra,
     ]  # fmt: skip
     log = (tmp_path / "server.log").open("wb")
     start = time.monotonic()

@@ -14,11 +14,13 @@ from typing import Any
 import attrs
 import pytest
 from slidingpolicy import BatchPlan, SchedulerState
+from slidingpolicy.testing import Faulty
 
 from slidingpolicy_vllm import AsyncSlidingScheduler, SlidingScheduler
 from slidingpolicy_vllm.testing import make_request, make_scheduler, model_output
 from tests.driver import Job, drive
-from tests.test_faults import WORKLOAD, Faulty
+
+WORKLOAD = [Job(prompt=40 + 30 * i, output=6, arrive=2 * i) for i in range(6)]
 
 
 def check(trace: Path) -> subprocess.CompletedProcess[str]:
@@ -86,7 +88,7 @@ def test_a_line_s_latency_is_the_one_the_policy_observes(
     config = {"slidingpolicy": {"trace": str(trace)}}
     scheduler = make_scheduler(cls, model_dir, num_blocks=64, additional_config=config)
     assert isinstance(scheduler, SlidingScheduler)
-    policy = scheduler.sliding_policy = Observed(scheduler.sliding_policy)
+    policy = scheduler.sliding.policy = Observed(scheduler.sliding.policy)
     workload = [Job(prompt=40 * (i + 1), output=4, arrive=i) for i in range(6)]
     drive(scheduler, workload, asynchronous=cls is AsyncSlidingScheduler)
     scheduler.shutdown()
@@ -121,13 +123,13 @@ def test_steps_vllm_scheduled_itself_are_traced_and_check_skips_those_without_a_
     config = {"slidingpolicy": {"trace": str(trace)}}
     scheduler = make_scheduler(SlidingScheduler, model_dir, num_blocks=64, additional_config=config)
     assert isinstance(scheduler, SlidingScheduler)
-    scheduler.sliding_policy = Faulty(scheduler.sliding_policy, 3, "raise")
+    scheduler.sliding.policy = Faulty(scheduler.sliding.policy, 3, "raise")
     drive(scheduler, WORKLOAD, asynchronous=False)
     scheduler.shutdown()
     lines = [json.loads(line) for line in trace.read_text().splitlines()]
     fallbacks = [line for line in lines if line["plan"] is None]
     assert {line["fallback"] for line in fallbacks} == {"policy raised ZeroDivisionError"}
-    assert len(fallbacks) == scheduler.sliding_faults["policy raised ZeroDivisionError"]
+    assert len(fallbacks) == scheduler.sliding.faults["policy raised ZeroDivisionError"]
     assert all(line["latency"] > 0 for line in fallbacks if line["scheduled"])
     done = check(trace)
     assert done.returncode == 0, done.stdout + done.stderr

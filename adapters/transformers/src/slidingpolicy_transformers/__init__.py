@@ -7,9 +7,10 @@ request with its SLOs. `python -m slidingpolicy_transformers serve MODEL` serves
 folder over an OpenAI-compatible streaming API with any arm.
 """
 
-from slidingpolicy_transformers.binding import AdapterConfig, Binding, SloBook
+from slidingpolicy_transformers.binding import AdapterConfig, Binding
 from slidingpolicy_transformers.guard import UnsupportedTransformersError, check_transformers
 from slidingpolicy_transformers.scheduler import SlidingScheduler
+from slidingpolicy_transformers.slo_book import SloBook
 
 __all__ = [
     "AdapterConfig",

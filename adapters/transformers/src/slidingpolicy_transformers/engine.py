@@ -17,6 +17,7 @@ import attrs
 import torch
 from slidingpolicy import Policy
 from slidingpolicy.embedding import AdapterConfig as SharedConfig
+from slidingpolicy.embedding import slo_on_wire
 from transformers import (
     AutoConfig,
     AutoModelForCausalLM,
@@ -116,14 +117,17 @@ class Engine:
         """True while the generation thread runs."""
         return bool(self.manager.is_running())
 
-    def add(self, request_id: str, prompt: list[int], max_tokens: int, slo: dict[str, Any]) -> None:
-        """Add a request; its SLOs go to the policy (an invalid one raises
-        `InvalidRecordError` naming its key) and are ignored by the engine's own schedulers."""
+    def add(self, request_id: str, prompt: list[int], max_tokens: int, slo: object) -> None:
+        """Add a request with its SLO keys as they came (``vllm_xargs``): they go to the
+        policy, and are ignored by the engine's own schedulers; an invalid one raises
+        `InvalidRecordError` naming its key whatever the arm."""
         if self.binding is not None:
             self.binding.add_request(
-                self.manager, prompt, request_id, max_new_tokens=max_tokens, streaming=True, **slo
-            )
+                self.manager, prompt, request_id, max_new_tokens=max_tokens, streaming=True,
+                slo=slo,
+            )  # fmt: skip
             return
+        slo_on_wire(slo)
         added = self.manager.add_request(
             prompt, request_id=request_id, max_new_tokens=max_tokens, streaming=True
         )

@@ -114,14 +114,14 @@ def _wait(engine: Engine, policy: GridPolicy, settings: RunSettings, began: floa
     steps, moved = -1, time.monotonic()
     while True:
         scheduler = binding.scheduler
-        if scheduler is not None and policy.finished(scheduler.sliding_pstate):
+        if scheduler is not None and policy.finished(scheduler.sliding.pstate):
             return "done"
         now = time.monotonic()
         if now - began > settings.budget:
             return "budget"
         if not engine.running():
             return "engine stopped"
-        taken = -1 if scheduler is None else scheduler.sliding_steps
+        taken = -1 if scheduler is None else scheduler.sliding.steps
         if taken != steps:
             steps, moved = taken, now
         elif now - moved > settings.stall:
@@ -134,7 +134,7 @@ def _describe(
 ) -> dict[str, Any]:
     """What ran, where: the grid, the cells done, the engine's settings and versions."""
     scheduler = engine.binding.scheduler if engine.binding is not None else None
-    pstate = scheduler.sliding_pstate if scheduler is not None else policy.init()
+    pstate = scheduler.sliding.pstate if scheduler is not None else policy.init()
     device = torch.device(settings.device)
     return {
         "grid": {
@@ -147,8 +147,8 @@ def _describe(
         "chunk_prefix": CHUNK,
         "cells": len(policy.cells),
         "cells_done": min(pstate.cell, len(policy.cells)),
-        "steps_run": 0 if scheduler is None else scheduler.sliding_steps,
-        "faults": {} if scheduler is None else dict(scheduler.sliding_faults),
+        "steps_run": 0 if scheduler is None else scheduler.sliding.steps,
+        "faults": {} if scheduler is None else dict(scheduler.sliding.faults),
         "trace": TRACE,
         "model": str(settings.model),
         "device": settings.device,

@@ -15,7 +15,8 @@ from __future__ import annotations
 import inspect
 
 import transformers
-from slidingpolicy.embedding import version_series
+from slidingpolicy.embedding import check_attributes as check_scheduler_attributes
+from slidingpolicy.embedding import check_hook, check_series
 from transformers.generation.continuous_batching import continuous_api
 from transformers.generation.continuous_batching.scheduler import Scheduler
 
@@ -54,21 +55,9 @@ def check_transformers(
 ) -> None:
     """Raise `UnsupportedTransformersError` unless `version` is a tested series and the hooks
     are as the adapter knows them."""
-    if version_series(version) not in SUPPORTED_SERIES:
-        wanted = " or ".join(f"{major}.{minor}.x" for major, minor in SUPPORTED_SERIES)
-        raise UnsupportedTransformersError(
-            f"slidingpolicy-transformers supports transformers {wanted}, found {version!r}: "
-            "its continuous-batching scheduler hooks are private and change between releases"
-        )
-    process = getattr(scheduler, PROCESS, None)
-    if process is None:
-        raise UnsupportedTransformersError(f"transformers {version}: Scheduler has no {PROCESS}()")
-    parameters = tuple(inspect.signature(process).parameters)
-    if parameters != PROCESS_PARAMETERS:
-        raise UnsupportedTransformersError(
-            f"transformers {version}: Scheduler.{PROCESS}{parameters} is not "
-            f"{PROCESS}{PROCESS_PARAMETERS}"
-        )
+    error = UnsupportedTransformersError
+    check_series("slidingpolicy-transformers", "transformers", version, SUPPORTED_SERIES, error)
+    check_hook(f"transformers {version}", scheduler, PROCESS, PROCESS_PARAMETERS, error)
     if not hasattr(scheduler, "_cleanup_waiting_queue"):
         raise UnsupportedTransformersError(
             f"transformers {version}: Scheduler has no _cleanup_waiting_queue()"
@@ -84,8 +73,5 @@ def check_transformers(
 
 def check_attributes(scheduler: Scheduler) -> None:
     """Raise `UnsupportedTransformersError` if a built scheduler lacks what the adapter reads."""
-    missing = [name for name in ATTRIBUTES if not hasattr(scheduler, name)]
-    if missing:
-        raise UnsupportedTransformersError(
-            f"transformers {transformers.__version__}: Scheduler has no {missing}"
-        )
+    engine = f"transformers {transformers.__version__}"
+    check_scheduler_attributes(engine, scheduler, ATTRIBUTES, UnsupportedTransformersError)

@@ -6,8 +6,12 @@ A completion's body: ``model``, ``prompt`` (token ids), ``max_tokens`` (exactly 
 come out: the model has no end token), ``stream`` (server-sent events, one per token, each
 with its ``token_ids``, then ``data: [DONE]``), and the request's SLOs in ``vllm_xargs``
 (``ttft_slo``, ``tbt_slo`` in seconds, ``protected``), where vLLM's adapter reads them too.
-A malformed body or SLO is answered HTTP 400 with one message naming the key. A client that
-leaves cancels its request. Only the loopback interface is served.
+A malformed body or SLO is answered HTTP 400 with one message naming the key (the SLO keys
+read by `slidingpolicy.embedding.slo_on_wire`, as every door reads them). A request the policy
+finishes alone (given up, or one it cannot represent) ends with an error event in the OpenAI
+API's shape, the notice its message, as vLLM 0.33 sends it (`slidingpolicy replay` reads it).
+A client that leaves has its request cancelled in the engine, quietly. Only the loopback
+interface is served.
 """
 
 from __future__ import annotations
@@ -21,7 +25,8 @@ from typing import Any
 
 from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, generate_latest
-from slidingpolicy import SLO_KEYS, InvalidRecordError, check_slo_value
+from slidingpolicy import InvalidRecordError
+from slidingpolicy.embedding import slo_on_wire
 
 from slidingpolicy_transformers.engine import Engine
 
@@ -43,9 +48,9 @@ def _int(body: Mapping[str, Any], key: str, low: int, high: int | None = None) -
     return value
 
 
-def parse_completion(body: object, vocab: int) -> tuple[list[int], int, bool, dict[str, Any]]:
-    """The prompt, max_tokens, stream flag and SLOs of a completion body; `BadRequestError` naming
-    the key otherwise."""
+def parse_completion(body: object, vocab: int) -> tuple[list[int], int, bool, object]:
+    """The prompt, max_tokens, stream flag and SLO keys (``vllm_xargs``, checked) of a
+    completion body; `BadRequestError` naming the key otherwise."""
     if not isinstance(body, dict):
         raise BadRequestError("the body must be a JSON object")
     prompt = body.get("prompt")
@@ -59,16 +64,11 @@ def parse_completion(body: object, vocab: int) -> tuple[list[int], int, bool, di
     stream = body.get("stream", False)
     if not isinstance(stream, bool):
         raise BadRequestError(f"stream={stream!r}: must be true or false")
-    extra = body.get("vllm_xargs") or {}
-    if not isinstance(extra, dict):
-        raise BadRequestError(f"vllm_xargs={extra!r}: must be an object")
-    slo: dict[str, Any] = {}
-    for key in SLO_KEYS:
-        if key in extra:
-            try:
-                slo[key] = check_slo_value("vllm_xargs", key, extra[key])
-            except InvalidRecordError as error:
-                raise BadRequestError(str(error)) from None
+    slo = body.get("vllm_xargs")
+    try:
+        slo_on_wire(slo)
+    except InvalidRecordError as error:
+        raise BadRequestError(str(error)) from None
     return prompt, max_tokens, stream, slo
 
 
@@ -83,11 +83,14 @@ def _event(request_id: str, model: str, tokens: list[int], finish: str | None) -
     return f"data: {json.dumps(document)}\n\n".encode()
 
 
-def _error(status: int, message: str) -> web.Response:
+def _error_document(status: int, message: str) -> dict[str, Any]:
+    """An error in the OpenAI API's shape."""
     kind = "invalid_request_error" if status == 400 else "server_error"
-    return web.json_response(
-        {"error": {"message": message, "type": kind, "code": status}}, status=status
-    )
+    return {"error": {"message": message, "type": kind, "code": status}}
+
+
+def _error(status: int, message: str) -> web.Response:
+    return web.json_response(_error_document(status, message), status=status)
 
 
 _IDS = itertools.count()
@@ -117,7 +120,7 @@ async def completions(request: web.Request) -> web.StreamResponse:
         if stream:
             return await _stream(request, request_id, outputs)
         tokens = [token async for new in _tokens(outputs) for token in new]
-    except (asyncio.CancelledError, ConnectionResetError):
+    except asyncio.CancelledError:
         engine.cancel(request_id)
         raise
     except RuntimeError as error:
@@ -146,18 +149,24 @@ async def _tokens(outputs: asyncio.Queue[Any]) -> AsyncIterator[list[int]]:
 async def _stream(
     request: web.Request, request_id: str, outputs: asyncio.Queue[Any]
 ) -> web.StreamResponse:
-    """Stream a request's tokens as server-sent events, one per output, then [DONE]."""
+    """Stream a request's tokens as server-sent events, one per output, then [DONE]; a request
+    the engine failed ends with an error event. A client that left (its connection reset) has
+    its request cancelled in the engine, and the stream ends there."""
     name = request.app[NAME]
     response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
     await response.prepare(request)
     try:
-        async for new in _tokens(outputs):
-            await response.write(_event(request_id, name, new, None))
-        await response.write(_event(request_id, name, [], "length"))
-    except RuntimeError as error:
-        await response.write(f"data: {json.dumps({'error': str(error)})}\n\n".encode())
-    await response.write(b"data: [DONE]\n\n")
-    await response.write_eof()
+        try:
+            async for new in _tokens(outputs):
+                await response.write(_event(request_id, name, new, None))
+            await response.write(_event(request_id, name, [], "length"))
+        except RuntimeError as error:
+            failed = json.dumps(_error_document(400, str(error)))
+            await response.write(f"data: {failed}\n\n".encode())
+        await response.write(b"data: [DONE]\n\n")
+        await response.write_eof()
+    except ConnectionResetError:
+        request.app[ENGINE].cancel(request_id)
     return response
 
 

@@ -1,4 +1,5 @@
-"""Continuous batching's request state → `slidingpolicy.Request` records.
+"""Continuous batching's queues and request state → `slidingpolicy.Request` records, as the
+policy's loop reads them (`TransformersView`, an `slidingpolicy.embedding.EngineView`).
 
 transformers keeps, per request, the tokens already in the KV cache (`position_offset`), the
 prompt tokens still to prefill (`remaining_prefill_tokens`) and the tokens generated. A
@@ -10,8 +11,14 @@ the engine's concern.
 
 from __future__ import annotations
 
+import time
+from collections.abc import Iterator
+
 from slidingpolicy import Request, Slo
 from transformers.generation.continuous_batching.requests import RequestState, RequestStatus
+from transformers.generation.continuous_batching.scheduler import Scheduler
+
+from slidingpolicy_transformers.slo_book import SloBook
 
 
 def to_request(
@@ -55,3 +62,38 @@ def to_request(
         slo.protected,
         limit if limit is not None and limit > generated else None,
     )
+
+
+class TransformersView:
+    """The requests the engine's scheduler could schedule now: the active ones, then (unless
+    the engine blocks new requests) the waiting ones in queue order; their SLOs from the
+    binding's book."""
+
+    def __init__(self, scheduler: Scheduler, slos: SloBook) -> None:
+        self.scheduler, self.slos = scheduler, slos
+
+    def candidates(self) -> Iterator[tuple[str, RequestState]]:
+        s = self.scheduler
+        yield from s.active_requests.items()
+        if not s.block_new_requests:
+            waiting = s.waiting_requests
+            yield from ((rid, waiting[rid]) for rid in s.waiting_requests_order if rid in waiting)
+
+    def slo(self, handle: RequestState, default: Slo) -> Slo:
+        return self.slos.get(handle.request_id)
+
+    def stamp(self, handle: RequestState) -> float:
+        return handle.created_time
+
+    def clock(self) -> float:
+        """transformers stamps a request's creation on `time.perf_counter`."""
+        return time.perf_counter()
+
+    def record(
+        self, handle: RequestState, slo: Slo, arrival: float, known: Request | None
+    ) -> Request | None:
+        return to_request(handle, slo, arrival, known)
+
+    def live(self, request_id: str) -> bool:
+        s = self.scheduler
+        return request_id in s.active_requests or request_id in s.waiting_requests

@@ -9,7 +9,7 @@ with HTTP 400 (`--logits-processors slidingpolicy_vllm.door:SloDoor`, `door.with
 
 `serve` without PROMETHEUS_MULTIPROC_DIR gets a fresh one, removed when it exits, so that the
 policy's metrics, written in vLLM's engine-core process, reach the API server's `/metrics`
-(`slidingpolicy_vllm.metrics`).
+(`slidingpolicy.embedding.prometheus`).
 """
 
 from __future__ import annotations

@@ -5,9 +5,9 @@ vLLM checks each request's sampling parameters when it admits it, and calls ther
 `validate_params` class method of every custom logits processor (`--logits-processors`,
 `ModelConfig.logits_processors`); a `ValueError` raised there fails the request with a
 validation error, which the OpenAI-compatible server answers with 400 and its message.
-`SloDoor` is such a processor: its check is `slidingpolicy.read_slo` on
-`SamplingParams.extra_args` (the OpenAI API's `vllm_xargs`, where a JSON boolean arrives as
-1 or 0: `slo_of`), and it leaves the logits alone.
+`SloDoor` is such a processor: its check is the one reader of SLOs on the wire,
+`slidingpolicy.embedding.slo_on_wire`, on `SamplingParams.extra_args` (the OpenAI API's
+`vllm_xargs`), and it leaves the logits alone.
 vLLM's V1 and V2 model runners each load only a subclass of their own `LogitsProcessor`
 (the V2 runner, the default on GPUs with Triton, has its own interface), so `SloDoor` is
 both, and either runner takes it.
@@ -24,7 +24,8 @@ from collections.abc import Sequence
 from typing import Any
 
 import torch
-from slidingpolicy import InvalidRecordError, Slo, read_slo
+from slidingpolicy import InvalidRecordError
+from slidingpolicy.embedding import slo_on_wire
 from vllm.config import VllmConfig
 from vllm.sampling_params import SamplingParams
 from vllm.v1.sample.logits_processor import BatchUpdate
@@ -35,37 +36,11 @@ from vllm.v1.worker.gpu.sample.logits_processor import LogitsProcessor as V2Proc
 DOOR = "slidingpolicy_vllm.door:SloDoor"
 """The door's name for `--logits-processors` (vLLM's `module:class` form)."""
 
-RECORD = "extra_args (vllm_xargs)"
-"""Where a refusal says the value was: `SamplingParams.extra_args`, which the OpenAI API
-fills from `vllm_xargs`."""
-
 FLAG = "--logits-processors"
 MIDDLEWARE = "slidingpolicy_vllm.http_door.SloMiddleware"
 """The HTTP door's import path for vLLM's `--middleware` (`http_door`)."""
 SCHEDULERS = "slidingpolicy_vllm."
 """The prefix of the adapter's `--scheduler-cls` values."""
-
-ANY = Slo(1.0, 1.0)
-"""The defaults the door reads with: it checks only the keys a request carries."""
-
-
-def slo_of(params: SamplingParams | None, default: Slo) -> Slo:
-    """The SLOs a request's `extra_args` carry, `default` for the keys it lacks; an
-    `InvalidRecordError` (a `ValueError`) naming the key, the value and the accepted range
-    for the first value it refuses. Keys other than the SLO keys are not read: other
-    plug-ins use `extra_args` too. vLLM's OpenAI API turns a JSON true or false in
-    `vllm_xargs` into 1 or 0 before anything sees it, so `protected` = 1 or 0 is read as the
-    flag it was sent as (`wire_flag`)."""
-    extra = params.extra_args if params is not None else None
-    return read_slo(wire_flag(extra), default, RECORD)
-
-
-def wire_flag(extra: dict[str, Any] | None) -> dict[str, Any] | None:
-    """`extra` with an integer `protected` of 1 or 0 (a JSON true or false as vLLM's request
-    model passes it on) as the bool; every other value as it is, for `read_slo` to judge."""
-    if not extra or type(extra.get("protected")) is not int or extra["protected"] not in (0, 1):
-        return extra
-    return {**extra, "protected": extra["protected"] == 1}
 
 
 class SloDoor(V1Processor, V2Processor):
@@ -79,7 +54,7 @@ class SloDoor(V1Processor, V2Processor):
     def validate_params(cls, sampling_params: SamplingParams) -> None:
         """Raise `InvalidRecordError` (a `ValueError`: vLLM's front end answers 400 with its
         message) when `extra_args` holds an SLO value a request cannot have."""
-        slo_of(sampling_params, ANY)
+        slo_on_wire(sampling_params.extra_args)
 
     def apply(self, logits: torch.Tensor, ctx: LogitsContext | None = None) -> torch.Tensor:
         """The logits, unchanged (both runners' `apply`)."""

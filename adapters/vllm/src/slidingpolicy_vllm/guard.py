@@ -14,7 +14,8 @@ from __future__ import annotations
 import inspect
 
 import vllm
-from slidingpolicy.embedding import version_series
+from slidingpolicy.embedding import check_attributes as check_scheduler_attributes
+from slidingpolicy.embedding import check_hook, check_series
 from vllm.v1.core.sched.scheduler import Scheduler
 
 SUPPORTED_SERIES = ((0, 32), (0, 33))
@@ -51,21 +52,8 @@ class UnsupportedVllmError(RuntimeError):
 
 def check_vllm(version: str = vllm.__version__, scheduler: type[Scheduler] = Scheduler) -> None:
     """Raise `UnsupportedVllmError` unless `version` and `scheduler`'s hooks are the tested ones."""
-    series = version_series(version)
-    if series not in SUPPORTED_SERIES:
-        wanted = " or ".join(f"{major}.{minor}.x" for major, minor in SUPPORTED_SERIES)
-        raise UnsupportedVllmError(
-            f"slidingpolicy-vllm supports vLLM {wanted}, found {version!r}: its scheduler "
-            "hooks are private and change between minor releases"
-        )
-    hook = getattr(scheduler, HOOK, None)
-    if hook is None:
-        raise UnsupportedVllmError(f"vLLM {version}: Scheduler has no {HOOK}()")
-    parameters = tuple(inspect.signature(hook).parameters)
-    if parameters != HOOK_PARAMETERS:
-        raise UnsupportedVllmError(
-            f"vLLM {version}: Scheduler.{HOOK}{parameters} is not {HOOK}{HOOK_PARAMETERS}"
-        )
+    check_series("slidingpolicy-vllm", "vLLM", version, SUPPORTED_SERIES, UnsupportedVllmError)
+    check_hook(f"vLLM {version}", scheduler, HOOK, HOOK_PARAMETERS, UnsupportedVllmError)
     source = inspect.getsource(scheduler.schedule)
     calls = source.count(f"self.{HOOK}(")
     if calls != HOOK_CALLS:
@@ -83,6 +71,5 @@ def check_vllm(version: str = vllm.__version__, scheduler: type[Scheduler] = Sch
 
 def check_attributes(scheduler: Scheduler) -> None:
     """Raise `UnsupportedVllmError` if a constructed scheduler lacks an attribute we steer."""
-    missing = [name for name in ATTRIBUTES if not hasattr(scheduler, name)]
-    if missing:
-        raise UnsupportedVllmError(f"vLLM {vllm.__version__}: Scheduler has no {missing}")
+    engine = f"vLLM {vllm.__version__}"
+    check_scheduler_attributes(engine, scheduler, ATTRIBUTES, UnsupportedVllmError)

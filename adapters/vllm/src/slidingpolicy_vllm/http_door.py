@@ -6,10 +6,11 @@ request vLLM 0.32 and 0.33 do that once the stream has begun, after the status l
 is sent, so the refusal arrives as an error event. This ASGI middleware (vLLM's
 `--middleware`, which `python -m slidingpolicy_vllm serve` adds with the door) reads the
 JSON body of every POST to a `/completions` path first and answers 400 with the door's
-message, in the OpenAI API's error shape. It reads the JSON as the client sent it, so a
-JSON true for `ttft_slo` is refused here (vLLM's request model would make it 1 s). A body
-that is not JSON, or holds no `vllm_xargs` object, goes on to vLLM unchanged, which judges
-it as it always does.
+message, in the OpenAI API's error shape, read by the one reader of SLOs on the wire
+(`slidingpolicy.embedding.slo_on_wire`). It reads the JSON as the client sent it, so a JSON
+true for `ttft_slo` is refused here (vLLM's request model would make it 1 s). A body that is
+not a JSON object, or holds no `vllm_xargs`, goes on to vLLM unchanged, which judges it as it
+always does.
 """
 
 from __future__ import annotations
@@ -18,9 +19,10 @@ import json
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
-from slidingpolicy import InvalidRecordError, read_slo
+from slidingpolicy import InvalidRecordError
+from slidingpolicy.embedding import slo_on_wire
 
-from slidingpolicy_vllm.door import ANY, MIDDLEWARE, RECORD
+from slidingpolicy_vllm.door import MIDDLEWARE
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -38,11 +40,10 @@ def refusal(body: bytes) -> str | None:
         request = json.loads(body)
     except ValueError:
         return None
-    xargs = request.get("vllm_xargs") if isinstance(request, dict) else None
-    if not isinstance(xargs, dict):
+    if not isinstance(request, dict):
         return None
     try:
-        read_slo(xargs, ANY, RECORD)
+        slo_on_wire(request.get("vllm_xargs"))
     except InvalidRecordError as error:
         return str(error)
     return None

@@ -9,7 +9,8 @@ The door (`door.SloDoor`) refuses malformed SLO metadata before a request reache
 scheduler; a request that reaches it all the same (another front end, or counts no record
 holds, e.g. a recompute whose TTFT SLO L_ttft + g·L_tbt runs past the longest time a record
 holds) is left out of the snapshot and finished at the step's output, through vLLM's own
-`finish_requests`, with an output that tells the client why:
+`finish_requests`, with an output that tells the client why (the texts:
+`slidingpolicy.embedding.notices`):
 
 - vLLM 0.33's `EngineCoreOutput` carries a request-level error (`error`, a `RequestError`)
   that its front end raises for that request alone: a validation error with the reason
@@ -29,9 +30,6 @@ from vllm.v1.core.sched.scheduler import Scheduler
 from vllm.v1.engine import EngineCoreOutput, EngineCoreOutputs
 from vllm.v1.request import RequestStatus
 
-REFUSED = "request the policy cannot represent, finished alone"
-"""The `sliding_faults` kind counting such requests."""
-
 _REQUEST_ERROR: Any = getattr(vllm.outputs, "RequestError", None)
 CARRIES_ERROR = _REQUEST_ERROR is not None and "error" in EngineCoreOutput.__struct_fields__
 """Whether this vLLM's outputs carry a request-level error (0.33 does, 0.32 does not)."""
@@ -43,7 +41,8 @@ def finish_refused(
     """Finish the `refused` requests (id → reason) still live in `scheduler`, and add to
     `outputs` (the step's, by client) the final output that tells each client why."""
     status = RequestStatus.FINISHED_ERROR if CARRIES_ERROR else RequestStatus.FINISHED_ABORTED
-    for request in scheduler.finish_requests(refused, status):
+    # vLLM's own, not the adapter's, which counts an abort as a client that left
+    for request in Scheduler.finish_requests(scheduler, refused, status):
         why = refused[request.request_id]
         error = {"error": _REQUEST_ERROR("validation_error", why)} if CARRIES_ERROR else {}
         output = EngineCoreOutput(

@@ -1,4 +1,5 @@
-"""vLLM's request state → `slidingpolicy.Request` records.
+"""vLLM's queues and request state → `slidingpolicy.Request` records, as the policy's loop
+reads them (`VllmView`, an `slidingpolicy.embedding.EngineView`).
 
 vLLM counts, per request, the tokens it holds (`num_tokens`: prompt plus output) and those
 already in the KV cache (`num_computed_tokens`); a step brings the second up to the first.
@@ -13,7 +14,12 @@ flight count as produced (`num_output_placeholders`).
 
 from __future__ import annotations
 
+import time
+from collections.abc import Iterator
+
 from slidingpolicy import Request, Slo
+from slidingpolicy.embedding import slo_on_wire
+from vllm.v1.core.sched.scheduler import Scheduler
 from vllm.v1.request import Request as VllmRequest
 from vllm.v1.request import RequestStatus
 
@@ -54,3 +60,49 @@ def to_request(
     return Request(
         request.request_id, arrival, prompt, prefilled, generated, ttft, slo.tbt, slo.protected
     )
+
+
+class VllmView:
+    """The requests a vLLM scheduler could schedule now: the running ones, then (unless the
+    running slots are full) the waiting ones that hold KV blocks and the others, in queue
+    order; `holding` tells the waiting ones of the last read apart.
+
+    With the running slots full, vLLM admits no waiting request this step (the running
+    queue shrinks only by preemption, and a step that preempts admits nobody), so the
+    waiting queues are not read then: the policy plans only what can run."""
+
+    def __init__(self, scheduler: Scheduler) -> None:
+        self.scheduler = scheduler
+        self.holding: dict[str, bool] = {}
+        """The waiting requests of the last read, by id: whether each holds KV blocks."""
+
+    def candidates(self) -> Iterator[tuple[str, VllmRequest]]:
+        s = self.scheduler
+        self.holding = {}
+        yield from ((r.request_id, r) for r in s.running)
+        if len(s.running) + s.num_waiting_for_streaming_input >= s.max_num_active_reqs:
+            return
+        for queue, holding in ((s.kv_holding_waiting, True), (s.waiting, False)):
+            for request in queue:
+                if request.status in SCHEDULABLE_WAITING:
+                    self.holding[request.request_id] = holding
+                    yield request.request_id, request
+
+    def slo(self, handle: VllmRequest, default: Slo) -> Slo:
+        params = handle.sampling_params
+        return slo_on_wire(params.extra_args if params is not None else None, default)
+
+    def stamp(self, handle: VllmRequest) -> float:
+        return handle.arrival_time
+
+    def clock(self) -> float:
+        """vLLM stamps a request's arrival on the wall clock."""
+        return time.time()
+
+    def record(
+        self, handle: VllmRequest, slo: Slo, arrival: float, known: Request | None
+    ) -> Request | None:
+        return to_request(handle, slo, arrival, known)
+
+    def live(self, request_id: str) -> bool:
+        return request_id in self.scheduler.requests

@@ -1,24 +1,25 @@
-"""The policy's Prometheus metrics (`slidingpolicy.telemetry.METRICS`) on vLLM's `/metrics`,
-fed by the scheduler at each step from what it already has: the decision, the step it ran
-and its measured time.
+"""The policy's metrics (`slidingpolicy.telemetry.METRICS`) as Prometheus metrics, fed by the
+policy's loop at each step from what it already has: the decision, the step it ran and its
+measured time. It needs prometheus_client (the ``prometheus`` extra); an adapter exports
+them where its engine's operators look (a server's ``GET /metrics``).
 
-vLLM's scheduler runs in the engine-core process, a child of the API server that serves
-`/metrics` (unless VLLM_ENABLE_V1_MULTIPROCESSING=0). When PROMETHEUS_MULTIPROC_DIR is set,
-every process of vLLM writes its metrics to files there and the API server's registry reads
-them all (`vllm.v1.metrics.prometheus.get_prometheus_registry`), so the engine core's appear
-beside vLLM's own: `python -m slidingpolicy_vllm serve` sets it to a fresh folder when it is
-unset (`__main__`). Without it, they appear only with VLLM_ENABLE_V1_MULTIPROCESSING=0.
+Gauges report the value set last when several processes write (prometheus_client's
+multiprocess mode, under PROMETHEUS_MULTIPROC_DIR), as an engine whose scheduler runs in a
+child of its API server needs.
 """
 
 from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Mapping
-from typing import Protocol
 
 from prometheus_client import REGISTRY, CollectorRegistry, Counter, Gauge, Histogram
-from slidingpolicy import BatchPlan, SchedulerState
+
+from slidingpolicy.embedding.steps import Decision
+from slidingpolicy.records.plan import BatchPlan
+from slidingpolicy.records.state import SchedulerState
 from slidingpolicy.telemetry import (
+    CANCELLED,
     DEMOTED,
     FALLBACK_STEPS,
     FAULTS,
@@ -50,7 +51,6 @@ def _histogram(name: str, registry: CollectorRegistry | None) -> Histogram:
 
 
 def _gauge(name: str, registry: CollectorRegistry | None) -> Gauge:
-    """A gauge that reports the value set last when several processes write (multiprocess)."""
     spec = SPECS[name]
     return Gauge(spec.name, spec.help, spec.labels, registry=registry,
                  multiprocess_mode="mostrecent")  # fmt: skip
@@ -71,20 +71,7 @@ class PolicyMetrics:
         self.late_start = _histogram(LATE_START, registry)
         self.given_up = _counter(GIVEN_UP, registry)
         self.learner_rows = _gauge(LEARNER_ROWS, registry)
-
-
-class Decided(Protocol):
-    """A scheduler's decision for one step: its snapshot, its plan, and why the engine
-    scheduled it instead (None: it ran as planned)."""
-
-    @property
-    def state(self) -> SchedulerState | None: ...
-
-    @property
-    def plan(self) -> BatchPlan | None: ...
-
-    @property
-    def fallback(self) -> str | None: ...
+        self.cancelled = _counter(CANCELLED, registry)
 
 
 @functools.cache
@@ -94,9 +81,9 @@ def process_metrics() -> PolicyMetrics:
 
 
 class MetricsFeed:
-    """What one scheduler adds to the metrics: call `decided` once a step is decided and
-    `observed` once it ran. It remembers the faults it has counted and the requests it has
-    counted as demoted (those still live), so that each is counted once."""
+    """What one policy loop adds to the metrics (`slidingpolicy.embedding.loop.StepMetrics`).
+    It remembers the faults it has counted and the requests it has counted as demoted (those
+    still live), so that each is counted once."""
 
     def __init__(self, metrics: PolicyMetrics | None = None) -> None:
         self.metrics = process_metrics() if metrics is None else metrics
@@ -107,11 +94,11 @@ class MetricsFeed:
     def decided(
         self,
         policy: object,
-        decision: Decided,
+        decision: Decision,
         faults: Mapping[str, int],
         live: Callable[[str], bool],
     ) -> None:
-        """`policy`'s `decision` for a step, the scheduler's fault counts by kind so far, and
+        """`policy`'s `decision` for a step, the loop's fault counts by kind so far, and
         whether a request id is still the engine's (`live`)."""
         metrics = self.metrics
         self._count_faults(faults)
@@ -133,7 +120,7 @@ class MetricsFeed:
 
     def observed(
         self,
-        decision: Decided,
+        decision: Decision,
         state: SchedulerState,
         executed: BatchPlan,
         latency: float,
@@ -154,11 +141,14 @@ class MetricsFeed:
             metrics.late_start.observe(late)
 
     def given_up(self, count: int) -> None:
-        """`count` more requests the policy gave up on were finished."""
+        """`count` more requests the policy gave up on are finished."""
         self.metrics.given_up.inc(count)
 
+    def cancelled(self, count: int) -> None:
+        """`count` more requests were cancelled because their client left."""
+        self.metrics.cancelled.inc(count)
+
     def _count_faults(self, counted: Mapping[str, int]) -> None:
-        """Add the faults of `counted` (by kind, so far) not yet counted."""
         known = self._faults
         for kind, count in counted.items():
             added = count - known.get(kind, 0)

@@ -1,7 +1,6 @@
 """What an engine adapter is told: which policy runs (a registered name, options as
 ``name[key=value,...]`` or a mapping), over which predictor, the SLOs of a request that
-carries none, ρ_t before the first measured step, and where the step trace goes; and how a
-client is told that the policy gave up its request.
+carries none, ρ_t before the first measured step, and where the step trace goes.
 
 Every adapter reads the same fields (`AdapterConfig.from_mapping`, from the JSON object its
 engine passes on), so that a policy configured for one engine runs unchanged on another.
@@ -9,8 +8,7 @@ engine passes on), so that a policy configured for one engine runs unchanged on 
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, ClassVar
@@ -24,9 +22,7 @@ from slidingpolicy.policies.labels import parse_label
 from slidingpolicy.policy import Policy
 from slidingpolicy.predictors import default_predictor
 from slidingpolicy.pricing import LatencyPredictor
-from slidingpolicy.records.plan import Allocation, BatchPlan, PlanBranch
 from slidingpolicy.records.slo import Slo
-from slidingpolicy.records.state import SchedulerState
 
 
 def _plugins(value: object) -> tuple[str, ...]:
@@ -134,52 +130,3 @@ class AdapterConfig:
         once `plugins` are loaded."""
         load_plugins(self.plugins)
         return by_name(self.policy, self.load_predictor(), **self.options)
-
-
-def executed_plan(
-    state: SchedulerState, plan: BatchPlan | None, ran: Mapping[str, int]
-) -> tuple[BatchPlan, int]:
-    """The plan as the engine ran it, for the policy's `observe`, and its prefill tokens:
-    `plan` (the engine's own first-come plan when the engine scheduled the step itself) with
-    the allocations the engine ran (request id → tokens) among the requests of `state`, each
-    planned allocation kept where it ran as planned."""
-    planned = {a.request_id: a for a in plan.allocations} if plan is not None else {}
-    allocations: list[Allocation] = []
-    prefill = 0
-    for rid, tokens in ran.items():
-        request = state.request(rid)
-        if request is None:
-            continue
-        same = planned.get(rid)
-        allocations.append(
-            same if same is not None and same.tokens == tokens else Allocation(rid, tokens)
-        )
-        if not request.is_decoding:
-            prefill += tokens
-    base = plan if plan is not None else BatchPlan((), PlanBranch.WHOLE, "", 0, 0.0)
-    executed = attrs.evolve(base, allocations=tuple(allocations), prefill_budget=prefill)
-    return executed, prefill
-
-
-def version_series(version: str) -> tuple[int, int] | None:
-    """(major, minor) of an engine's version string such as "0.32.0+cpu"; None if it has
-    none. An adapter accepts the series it was tested on: engines' scheduler hooks are
-    private and change between minor releases."""
-    match = re.match(r"(\d+)\.(\d+)", version)
-    return (int(match.group(1)), int(match.group(2))) if match else None
-
-
-GIVEN_UP_NOTICE = "slidingpolicy gave up request"
-"""How the reason an engine gives the client of a request the policy gave up on
-(`BatchPlan.given_up`) begins, so that a client or router can tell it from any other end."""
-
-
-def given_up_notice(state: SchedulerState, given_up: Iterable[str]) -> dict[str, str]:
-    """The reason each request of `given_up` (ids in `state`) is finished with: how long ago
-    its TTFT deadline passed, and that it may be retried elsewhere."""
-    deadlines = {r.id: r.deadline for r in state.requests}
-    return {
-        rid: f"{GIVEN_UP_NOTICE} {rid!r}: its TTFT deadline passed "
-        f"{state.now - deadlines[rid]:.1f} s ago (give_up_after); retry it elsewhere"
-        for rid in given_up
-    }

@@ -1,0 +1,173 @@
+"""Every router's properties: it picks a replica that reports (an early notice only from the
+SLO-aware router, when the operator asks and every replica is late), the same one for the
+same inputs, and each keeps its promise: round robin is fair, power of two sends to the
+shorter queue of two distinct replicas drawn from its seed, least tokens to the fewest
+tokens, and the SLO-aware router never sends a request to a replica it predicts late while
+one it predicts on time exists."""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from slidingpolicy.errors import InvalidRecordError
+from slidingpolicy.records.request import Request
+from slidingpolicy.routing import NO_REPLICA_NOTICE, Ledger, ReplicaReport, by_name, names
+from slidingpolicy.routing.power_of_two import in_flight
+from slidingpolicy.routing.slo_aware import SloAware
+from tests.routing.strategies import NOW, ledgers, new_requests, report_sets, reports
+
+ROUTERS = [*names(), "slo-aware[notice=true]"]
+
+
+def _router(text: str) -> object:
+    from slidingpolicy.routing import from_label
+
+    return from_label(text)[0]
+
+
+@st.composite
+def decisions(draw: st.DrawFn) -> tuple[Request, dict[str, ReplicaReport], Ledger]:
+    chosen = draw(report_sets())
+    return draw(new_requests()), chosen, draw(ledgers(sorted(chosen)))
+
+
+@pytest.mark.parametrize("text", ROUTERS)
+@given(decision=decisions())
+def test_a_router_picks_a_replica_that_reports_or_gives_notice(
+    text: str, decision: tuple[Request, dict[str, ReplicaReport], Ledger]
+) -> None:
+    request, chosen, ledger = decision
+    router = _router(text)
+    route = router.route(request, chosen, ledger, NOW)  # type: ignore[attr-defined]
+    if route.replica is None:
+        assert text == "slo-aware[notice=true]"
+        assert route.notice is not None
+        assert route.notice.startswith(NO_REPLICA_NOTICE)
+    else:
+        assert route.replica in chosen
+    assert router.route(request, dict(chosen), ledger, NOW) == route  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("name", names())
+def test_no_replica_to_route_to_is_refused_naming_the_router(name: str) -> None:
+    request = Request("r", NOW, 10, 0, 0, 3.0, 0.1)
+    with pytest.raises(InvalidRecordError, match=f"router '{name}': reports is empty"):
+        by_name(name).route(request, {}, Ledger(), NOW)
+
+
+@given(chosen=report_sets(), rounds=st.integers(1, 4), start=st.integers(0, 7))
+def test_round_robin_sends_each_replica_its_turn(
+    chosen: dict[str, ReplicaReport], rounds: int, start: int
+) -> None:
+    router, request = by_name("round-robin"), Request("r", NOW, 10, 0, 0, 3.0, 0.1)
+    ledger = Ledger(last=sorted(chosen)[start % len(chosen)])
+    sent: Counter[str] = Counter()
+    for _ in range(rounds * len(chosen)):
+        replica = router.route(request, chosen, ledger, NOW).replica
+        assert replica is not None
+        sent[replica] += 1
+        ledger = ledger.sent_to(replica, request, NOW)
+    assert sent == dict.fromkeys(chosen, rounds)
+
+
+def test_round_robin_moves_no_turn_when_a_replica_leaves() -> None:
+    router, request = by_name("round-robin"), Request("r", NOW, 10, 0, 0, 3.0, 0.1)
+    report = ReplicaReport(NOW, NOW, 0, 0, 0, math.inf, 1000.0)
+    after_b = Ledger(last="b")
+    assert router.route(request, {"a": report, "c": report}, after_b, NOW).replica == "c"
+    assert router.route(request, {"a": report, "b": report}, after_b, NOW).replica == "a"
+
+
+@given(decision=decisions())
+def test_power_of_two_sends_to_the_shorter_queue_of_its_two_draws(
+    decision: tuple[Request, dict[str, ReplicaReport], Ledger],
+) -> None:
+    request, chosen, ledger = decision
+    replica = by_name("power-of-two").route(request, chosen, ledger, NOW).replica
+    assert replica is not None
+    if len(chosen) == 1:
+        return
+    from slidingpolicy.routing.draws import two_of
+
+    ordered = sorted(chosen)
+    first, second = (ordered[k] for k in two_of(ledger.seed, ledger.decisions, len(ordered)))
+    assert first != second
+    assert replica in (first, second)
+    counts = ledger.counts()
+    queue = {r: in_flight(chosen[r], counts.get(r, 0)) for r in (first, second)}
+    assert queue[replica] == min(queue.values())
+
+
+def test_power_of_two_draws_every_pair_and_depends_on_its_seed() -> None:
+    report = ReplicaReport(NOW, NOW, 0, 0, 0, math.inf, 1000.0)
+    chosen = {f"r{k}": report for k in range(4)}
+    request, router = Request("r", NOW, 10, 0, 0, 3.0, 0.1), by_name("power-of-two")
+    picks = [router.route(request, chosen, Ledger(seed=7, decisions=d), NOW) for d in range(400)]
+    assert Counter(p.replica for p in picks).keys() == chosen.keys()
+    other = [router.route(request, chosen, Ledger(seed=8, decisions=d), NOW) for d in range(400)]
+    assert picks != other
+
+
+@given(decision=decisions())
+def test_least_tokens_sends_to_the_fewest_outstanding_tokens(
+    decision: tuple[Request, dict[str, ReplicaReport], Ledger],
+) -> None:
+    request, chosen, ledger = decision
+    replica = by_name("least-tokens").route(request, chosen, ledger, NOW).replica
+    tokens = ledger.tokens()
+    outstanding = {r: chosen[r].queued_tokens + tokens.get(r, 0) for r in chosen}
+    assert replica is not None
+    assert outstanding[replica] == min(outstanding.values())
+
+
+@pytest.mark.parametrize("notice", [False, True])
+@given(decision=decisions())
+def test_the_slo_aware_router_never_sends_late_where_it_could_send_on_time(
+    notice: bool, decision: tuple[Request, dict[str, ReplicaReport], Ledger]
+) -> None:
+    request, chosen, ledger = decision
+    route = SloAware(notice=notice).route(request, chosen, ledger, NOW)
+    due = ledger.tokens(request.deadline)
+    first = {
+        r: chosen[r].first_token(request.prompt_tokens, request.deadline, NOW, due.get(r, 0))
+        for r in chosen
+    }
+    on_time = {r for r, t in first.items() if t <= request.deadline}
+    if route.replica is None:
+        assert notice
+        assert not on_time
+        return
+    assert route.replica in on_time or not on_time
+    assert first[route.replica] == min(first.values())
+    if math.isfinite(first[route.replica]):
+        assert route.predicted == first[route.replica]
+
+
+@given(report=reports(), request=new_requests())
+def test_a_request_sent_since_a_report_delays_what_is_predicted(
+    report: ReplicaReport, request: Request
+) -> None:
+    router = SloAware()
+    alone = router.route(request, {"a": report}, Ledger(), NOW)
+    behind = Ledger().sent_to("a", attr_request(request), NOW)
+    after = router.route(request, {"a": report}, behind, NOW)
+    if alone.predicted is not None and after.predicted is not None:
+        assert after.predicted >= alone.predicted
+
+
+def attr_request(request: Request) -> Request:
+    """Another request like `request`, due a moment earlier."""
+    return Request(
+        "earlier",
+        request.arrival,
+        request.prompt_tokens,
+        0,
+        0,
+        request.ttft_slo - 0.1,
+        request.tbt_slo,
+    )

@@ -56,3 +56,4 @@ test-all: test slow
 bench: setup
 	$(PY) bench/decision.py
 	$(PY) bench/engine.py
+	$(PY) bench/router.py

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from slidingpolicy.pricing.model import LatencyPredictor, LinearModel
 from slidingpolicy.pricing.queue import PricedQueue
-from tests.strategies import predictors
+from slidingpolicy.testing.strategies import predictors
 
 
 def _ints(values: Iterable[int]) -> tuple[int, ...]:

@@ -15,8 +15,8 @@ from slidingpolicy.pricing.queue import PricedQueue
 from slidingpolicy.records.request import Request
 from slidingpolicy.stages.construct import Construction, construct_batch
 from slidingpolicy.stages.violation_check import check_violations
+from slidingpolicy.testing.strategies import predictors
 from tests.stages.reference import one_anchor
-from tests.strategies import predictors
 
 EXHAUSTIVE_CASES = 300
 MILP_CASES = 100

@@ -55,6 +55,13 @@ def test_knapsack_matches_lexicographic_milp(case: tuple[list[int], list[float],
 @settings(max_examples=EXHAUSTIVE_CASES, deadline=None)
 @given(instances())
 @example(([1] * 9 + [3031], [1 / 64] * 6 + [64.0, 0.001, 64.20747450813282, 0.001], 3039))
+@example(
+    (
+        [1, 1, 1, 1, 1, 3, 1, 1, 46, 2, 55, 55],
+        [1 / 64] * 6 + [1.0, 1.2068100318618633, 60.0] + [1 / 64] * 3,
+        111,
+    )
+)
 def test_knapsack_matches_exhaustive_enumeration(case: tuple[list[int], list[float], int]) -> None:
     """300 generated cases: the same comparison against all 2^n subsets."""
     _check(*case, use_milp=False)

@@ -13,7 +13,7 @@ from proofs.cases import FillCase, fill_cases, grid_fill_cases, targets
 from proofs.split_oracle import TOLERANCE, feasible, judge_split, split_range
 from slidingpolicy.pricing.model import LatencyPredictor, LinearModel
 from slidingpolicy.pricing.split import COST_TIE, exact_split, ternary_split, two_step_cost
-from tests.strategies import predictors
+from slidingpolicy.testing.strategies import predictors
 
 EXACT_CASES = 400
 TIE_CASES = 300

@@ -13,10 +13,13 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from slidingpolicy._paths import StrPath
+
 
 @contextmanager
-def replace_atomically(path: Path) -> Iterator[Path]:
+def replace_atomically(path: StrPath) -> Iterator[Path]:
     """Yield a temporary path beside `path`; on success rename it to `path`, else remove it."""
+    path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     temporary = path.with_name(f".{path.stem}.{os.getpid()}.tmp{path.suffix}")
     try:
@@ -26,7 +29,7 @@ def replace_atomically(path: Path) -> Iterator[Path]:
         temporary.unlink(missing_ok=True)
 
 
-def write_text(path: Path, text: str) -> None:
+def write_text(path: StrPath, text: str) -> None:
     """`text` to `path` as UTF-8, atomically."""
     with replace_atomically(path) as temporary:
         temporary.write_text(text, encoding="utf-8")

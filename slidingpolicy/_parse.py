@@ -31,6 +31,7 @@ from typing import Any, BinaryIO
 import attrs
 import numpy as np
 
+from slidingpolicy._paths import StrPath
 from slidingpolicy.errors import SlidingPolicyError
 
 MAX_INT = 2**62
@@ -84,7 +85,7 @@ def _decode(data: bytes, path: Path, line: int, error: ErrorType, formats: str) 
         raise error(f"{path}:{line}: not UTF-8 text (a binary file?); {formats}") from None
 
 
-def read_text(path: Path | str, error: ErrorType, formats: str, limit: int = MAX_DOCUMENT) -> str:
+def read_text(path: StrPath, error: ErrorType, formats: str, limit: int = MAX_DOCUMENT) -> str:
     """The whole file as text, at most `limit` bytes of it (module docstring)."""
     path = Path(path)
     with _open(path, error, formats) as handle:
@@ -98,7 +99,7 @@ def read_text(path: Path | str, error: ErrorType, formats: str, limit: int = MAX
 
 
 def lines(
-    path: Path | str,
+    path: StrPath,
     error: ErrorType,
     formats: str,
     line_limit: int,
@@ -181,7 +182,7 @@ def json_problem(problem: ValueError) -> str:
     return f"not JSON a record can hold: {problem}"
 
 
-def read_json(path: Path | str, error: ErrorType, formats: str) -> Any:
+def read_json(path: StrPath, error: ErrorType, formats: str) -> Any:
     """The JSON document in `path` (at most `MAX_DOCUMENT` bytes), parsed by `parse_json`."""
     text = read_text(path, error, formats)
     try:
@@ -204,7 +205,7 @@ class CsvTable:
         return self.header.index(name)
 
 
-def read_csv(path: Path | str, error: ErrorType, formats: str) -> CsvTable:
+def read_csv(path: StrPath, error: ErrorType, formats: str) -> CsvTable:
     """The CSV file's header and its rows (module docstring's limits; malformed quoting names
     file:line); an empty file has an empty header."""
     path = Path(path)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 
 class SlidingPolicyError(ValueError):
     """Root of every error this package raises on bad input."""
@@ -17,6 +19,10 @@ class InvalidRecordError(SlidingPolicyError):
         self.field = field
         self.problem = problem
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Rebuilt from its fields, so that a worker process can hand it back."""
+        return type(self), (self.record, self.field, self.problem)
+
 
 class UnknownNameError(SlidingPolicyError):
     """A name (policy, hardware, model, workload) is unknown; the message lists the known ones."""
@@ -26,6 +32,10 @@ class UnknownNameError(SlidingPolicyError):
         self.kind = kind
         self.name = name
         self.known = tuple(sorted(known))
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Rebuilt from its fields, so that a worker process can hand it back."""
+        return type(self), (self.kind, self.name, self.known)
 
 
 class PredictorFormatError(SlidingPolicyError):

@@ -35,6 +35,7 @@ from slidingpolicy import (
 )
 from slidingpolicy._parse import read_csv, read_json
 from slidingpolicy.codec import parse_line
+from slidingpolicy.embedding import require_budget, slo_on_wire
 from slidingpolicy.errors import TraceFormatError
 from slidingpolicy.hardware import ProfiledModel, RooflineModel, gpu, model
 from slidingpolicy.runs.capacity_search import capacities
@@ -42,7 +43,7 @@ from slidingpolicy.runs.specs import RunSpec
 from slidingpolicy.runs.workers import trial_runner
 from slidingpolicy.workloads import Burst, Poisson, TraceTimes, load_trace
 from slidingpolicy.workloads.arrivals import arrival_times
-from slidingpolicy.workloads.records import RequestSpec
+from slidingpolicy.workloads.records import RequestSpec, Window, Workload
 from slidingpolicy.workloads.slos import dataset_slo, tiered_slos
 from tests.bad_input_docs import documented_rows
 
@@ -168,6 +169,16 @@ CASES = [
         "a workload request at 1e300 s",
         lambda _: RequestSpec("r", 1e300, 10, 5, 3.0, 0.1, "sharegpt"),
         "request 'r': arrival=1e+300 s is beyond",
+    ),
+    Case(
+        "a window beyond the workload's requests",
+        lambda _: Workload(
+            "w", (RequestSpec("r0", 0.0, 10, 5, 3.0, 0.1, "sharegpt"),), Window(0, 2, 0.0, 4.0)
+        ),
+        "workload 'w': window counts requests 0 to 1, beyond its 1 requests",
+    ),
+    Case(
+        "a window counting no request", lambda _: Window(0, 0, 0.0, 1.0), "window: count=0 must be"
     ),
     Case(
         "a Poisson rate of 1e-300",
@@ -447,6 +458,21 @@ CASES = [
         "a priced queue without a predictor",
         lambda _: PricedQueue.of(None, [], []),  # type: ignore[arg-type]
         "priced queue: predictor must be a LatencyPredictor, got NoneType",
+    ),
+    Case(
+        "SLO keys on the wire that are no object",
+        lambda _: slo_on_wire([1, 2]),
+        "request: vllm_xargs=[1, 2] must be a JSON object",
+    ),
+    Case(
+        "protected sent as 2 on the wire",
+        lambda _: slo_on_wire({"protected": 2}),
+        "vllm_xargs: protected must be a bool, got 2",
+    ),
+    Case(
+        "a policy planning past the engine's budget",
+        lambda _: require_budget(by_name("sarathi", PREDICTOR), 64, "engine", "budget", "raise it"),
+        "engine: budget=64: policy 'sarathi' plans up to 512 tokens a step, more than the engine",
     ),
     Case(
         "a priced queue of numbers",

@@ -70,6 +70,23 @@ def test_burst_bench_prints_each_seed_and_the_mean(arrivals: list[str]) -> None:
     assert rows == [[p, s] for p in ("vllm", "sarathi") for s in ("(0)", "(1)", "(mean)")]
 
 
+def test_check_cost_bench_prints_a_row_per_policy() -> None:
+    lines = _run(
+        "check_cost.py",
+        "--requests",
+        "10",
+        "--repeats",
+        "1",
+        "--policy",
+        "vllm",
+        "--policy",
+        "qoserve",
+    )
+    rows = [line.split() for line in lines[2:]]
+    assert [row[0] for row in rows] == ["vllm", "qoserve"]
+    assert all(int(row[1]) > 0 for row in rows)
+
+
 GPU_SCRIPT = BENCH / "gpu_real_engine.sh"
 
 

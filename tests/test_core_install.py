@@ -86,3 +86,19 @@ def test_the_console_script_without_the_cli_extra_names_it_in_one_line(tmp_path:
         "slidingpolicy: error: the command line needs typer and rich, from the cli extra: "
         "pip install 'slidingpolicy[cli]'\n"
     )
+
+
+def test_the_test_kit_without_hypothesis_names_its_extra_in_one_line(tmp_path: Path) -> None:
+    code = (
+        "import slidingpolicy.testing as kit\n"
+        "try:\n"
+        "    kit.check_policy\n"
+        "except ModuleNotFoundError as error:\n"
+        "    print(error.name, error, sep='|')\n"
+    )
+    done = _core_python(tmp_path, code)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == (
+        "hypothesis|slidingpolicy.testing needs hypothesis, from the testing extra: "
+        "pip install 'slidingpolicy[testing]'\n"
+    )

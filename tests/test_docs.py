@@ -22,22 +22,22 @@ PAGES = sorted(p for p in DOCS.rglob("*.md") if BLOCK.search(p.read_text()))
 SNIPPET = re.compile(r'^-{2}8<-{2} "(.+)"$', re.M)
 
 
-def python_blocks(page: Path) -> Iterator[tuple[str, str]]:
+def python_blocks(page: Path) -> Iterator[tuple[str, str, bool]]:
     """The page's Python blocks in order (```python, or ```{.python title=...}, which ruff
-    does not format: a snippet line is not Python), as (source, file name). A block is
-    preceded by blank lines so that a traceback names the page's own line numbers; a block
-    that only includes a file runs as that file."""
+    does not format: a snippet line is not Python), as (source, file name, whether it is a
+    whole file). A block is preceded by blank lines so that a traceback names the page's own
+    line numbers; a block that only includes a file runs as that file."""
     text = page.read_text()
     name = str(page.relative_to(ROOT))
     for match in BLOCK.finditer(text):
         body = match.group(1)
         whole = SNIPPET.fullmatch(body.strip())
         if whole:
-            yield (ROOT / whole.group(1)).read_text(), whole.group(1)
+            yield (ROOT / whole.group(1)).read_text(), whole.group(1), True
         else:
             padding = "\n" * text.count("\n", 0, match.start(1))
             included = SNIPPET.sub(lambda m: (ROOT / m.group(1)).read_text(), body)
-            yield padding + included, name
+            yield padding + included, name, False
 
 
 def test_the_docs_have_examples() -> None:
@@ -46,13 +46,17 @@ def test_the_docs_have_examples() -> None:
 
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(DOCS)))
 def test_page_examples_run(page: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The page's blocks in order; a policy a page registers is forgotten after it."""
+    """The page's blocks in order; a policy a page registers is forgotten after it. A whole
+    file runs as a module, in a namespace of its own (two files may each define `NAME`), and
+    the page's later blocks see what it defines."""
     from slidingpolicy.policies import registry
 
     monkeypatch.setattr(registry, "_REGISTRY", dict(registry._REGISTRY))
     namespace: dict[str, object] = {"__name__": f"docs.{page.stem}"}
-    for source, name in python_blocks(page):
-        exec(compile(source, name, "exec"), namespace)
+    for source, name, whole in python_blocks(page):
+        module: dict[str, object] = {"__name__": Path(name).stem} if whole else namespace
+        exec(compile(source, name, "exec"), module)
+        namespace.update({k: v for k, v in module.items() if not k.startswith("__")})
 
 
 CITED = re.compile(r"\beq(?:s?\.|uations?) ?(\d+)(?:[–-](\d+))?")

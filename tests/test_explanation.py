@@ -26,7 +26,7 @@ from slidingpolicy.pricing.model import LatencyPredictor
 from slidingpolicy.records.plan import BatchPlan, PlanBranch
 from slidingpolicy.records.request import Request
 from slidingpolicy.records.sliding_config import SlidingConfig
-from tests.strategies import configs, pressed_states, realistic_predictors, states
+from slidingpolicy.testing.strategies import configs, pressed_states, realistic_predictors, states
 
 ROOT = Path(__file__).resolve().parents[1]
 

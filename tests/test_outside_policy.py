@@ -1,10 +1,12 @@
 """A policy of your own (examples/my_policy.py), run by its registered name through every path:
 the registry and its options, a plugin or an entry point in another process's place,
 `simulate` (the function and the command line), `capacity`, `check` on the trace it wrote,
-and a codec round trip."""
+and a codec round trip; it and the one written from scratch (examples/least_slack.py) pass
+the test kit."""
 
 from __future__ import annotations
 
+import ast
 import json
 import sys
 from collections.abc import Iterator
@@ -20,7 +22,6 @@ from slidingpolicy import (
     SchedulerState,
     UnknownNameError,
     by_name,
-    check_plan,
     default_predictor,
     load_plugins,
     names,
@@ -34,11 +35,14 @@ from slidingpolicy.policies.labels import parse_label
 from slidingpolicy.policies.option_docs import policy_options
 from slidingpolicy.policies.vllm_fcfs import vllm
 from slidingpolicy.records.candidates import remaining_key
+from slidingpolicy.testing import check_policy, check_step
+from slidingpolicy.testing.strategies import states
 from slidingpolicy.workloads import Poisson, make_workload
 from tests.cli.conftest import run_cli
-from tests.strategies import states
+from tests.cli.test_bad_inputs import OVER_BUDGET
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "my_policy.py"
+LEAST_SLACK = EXAMPLE.parent / "least_slack.py"
 NAME = "shortest-first"
 
 
@@ -189,13 +193,58 @@ def test_every_plan_keeps_the_invariants_and_serves_prefills_shortest_first(
     state: SchedulerState,
 ) -> None:
     policy = by_name(NAME, default_predictor())
-    plan, _ = policy.plan(policy.init(), state)
-    assert check_plan(state, plan, token_budget=policy.token_budget) == []
+    plan, _ = check_step(policy, policy.init(), state)
     assert plan.branch in ("whole", "idle")
     assert plan.policy == NAME
     prefills = [state.request(a.request_id) for a in plan.allocations]
     keys = [remaining_key(r) for r in prefills if r is not None and not r.is_decoding]
     assert keys == sorted(keys)
+
+
+@pytest.mark.usefixtures("own_registry")
+@pytest.mark.parametrize(
+    ("example", "name", "options"),
+    [
+        (EXAMPLE, NAME, {}),
+        (EXAMPLE, NAME, {"token_budget": 64}),
+        (LEAST_SLACK, "least-slack", {}),
+        (LEAST_SLACK, "least-slack", {"chunk": 32, "token_budget": 100}),
+    ],
+)
+def test_the_examples_pass_the_test_kit(example: Path, name: str, options: dict[str, int]) -> None:
+    load_plugins([str(example)])
+    check_policy(by_name(name, default_predictor(), **options))
+
+
+@pytest.mark.parametrize("example", [EXAMPLE, LEAST_SLACK], ids=["short", "from scratch"])
+def test_each_example_is_the_line_count_its_page_says(example: Path) -> None:
+    """docs/own-policy.md gives each one's length, blank lines and docstrings left out."""
+    page = (EXAMPLE.parents[1] / "docs" / "own-policy.md").read_text()
+    assert f"{code_lines(example)} lines of code" in page
+
+
+def code_lines(path: Path) -> int:
+    """The lines of `path` that are neither blank nor part of a docstring."""
+    tree = ast.parse(path.read_text())
+    strings = {
+        line
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
+        for line in range(node.lineno, (node.end_lineno or node.lineno) + 1)
+    }
+    lines = path.read_text().splitlines()
+    return sum(1 for i, line in enumerate(lines, 1) if line.strip() and i not in strings)
+
+
+@pytest.mark.usefixtures("own_registry")
+def test_policies_lists_a_plugins_policy_with_its_options(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, out, err = run_cli(["policies", "--plugin", str(LEAST_SLACK)], capsys)
+    assert code == 0, err
+    row = next(line for line in out.splitlines() if line.startswith("least-slack"))
+    assert "token_budget=512, chunk=256" in row
+    assert "the most prefill tokens one request gets in an iteration" in out
 
 
 @pytest.mark.usefixtures("example")
@@ -264,3 +313,17 @@ def test_an_adapter_config_loads_its_plugins_before_it_builds_the_policy() -> No
     assert config.build_policy().name == NAME
     with pytest.raises(InvalidRecordError, match="adapter config: plugins must be a list"):
         AdapterConfig(plugins="my_policy.py")
+
+
+@pytest.mark.usefixtures("own_registry")
+@pytest.mark.parametrize("command", ["simulate", "sweep", "capacity"])
+def test_no_strict_runs_a_policy_of_your_own_unchecked(
+    command: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Checking is the default for a policy of your own (the bad-input cases show it stop);
+    --no-strict is the user saying otherwise, on every command that runs a policy."""
+    plugin = tmp_path / "over_budget.py"
+    plugin.write_bytes(OVER_BUDGET)
+    args = [command, "--plugin", str(plugin), "-p", "over-budget", "-n", "20", "--no-strict"]
+    code, _, err = run_cli([*args, "-o", str(tmp_path / "out")], capsys)
+    assert code == 0, err

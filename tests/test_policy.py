@@ -25,10 +25,10 @@ from slidingpolicy.pricing.queue import PricedQueue
 from slidingpolicy.stages.admit import admit
 from slidingpolicy.stages.deadlines import window_deadlines
 from slidingpolicy.stages.order import order_candidates
-from tests.strategies import (
+from slidingpolicy.testing.strategies import (
     NOW,
     configs,
-    decoding_requests,
+    decode_sets,
     predictors,
     pressed_states,
     realistic_predictors,
@@ -104,11 +104,6 @@ def test_pressed_states_reach_the_constructor() -> None:
 
     record()
     assert seen["constructor"] >= 20, seen
-
-
-@st.composite
-def decode_sets(draw: st.DrawFn) -> list[Request]:
-    return [draw(decoding_requests(f"d{i}")) for i in range(draw(st.integers(0, 12)))]
 
 
 @given(decode_sets(), st.floats(NOW - 1.0, NOW + 1.0), st.integers(1, 4))

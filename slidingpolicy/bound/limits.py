@@ -50,6 +50,15 @@ def _limit(
     return fluid_bound(population(workload), cost_of(hardware, kv_capacity), target)
 
 
+def replicas_limit(bound: float, replicas: int) -> float:
+    """The long-run limit of `replicas` replicas of one hardware behind any router: `replicas`
+    times one replica's bound. The replicas share nothing and the bound's program is linear,
+    so averaging a cluster's fluid schedule over the permutations of its replicas gives each
+    1/N of the arrivals and of the misses allowed: one replica's schedule at 1/N of the rate,
+    within its bound. Equal shares of a Poisson stream reach it, so no smaller figure holds."""
+    return replicas * bound
+
+
 def share(capacity: float, bound: float) -> float:
     """A capacity as a share of the bound (NaN without a bound)."""
     return capacity / bound if bound > 0.0 and math.isfinite(bound) else math.nan
@@ -69,14 +78,17 @@ def trial_bound(
     base: RunSpec, start: float = 1.0, precision: float = PRECISION, target: float = SLO_TARGET
 ) -> TrialBound:
     """The capacity the trace bound allows on the trials of `base` (its seed, size and
-    hardware): the capacity search at the same rates, on whether ≥ `target` can attain. At
-    every rate it allows at least the simulated attainment, so it is never below any
-    policy's capacity on these trials."""
+    hardware): the capacity search at the same rates, on whether ≥ `target` of the counted
+    requests can attain. A schedule may drop a steady-state trial's warm-up and tail, so the
+    bound reads the counted requests alone (`Workload.measured`). At every rate it allows at
+    least the simulated attainment, so it is never below any policy's capacity on these
+    trials."""
     cost = cost_of(base.hardware, base.options.kv_capacity_tokens)
     misses = base.workload.requests - math.ceil(target * base.workload.requests)
 
     def allowed(rate: float) -> float:
-        workload = base.with_rate(rate).workload.build(base.with_rate(rate).arrivals, base.seed)
+        trial = base.with_rate(rate)
+        workload = trial.workload.build(trial.arrivals, base.seed).measured()
         return 1.0 if attainable(workload, cost, misses) else 0.0
 
     passing, failing = search(allowed, start, precision, target)

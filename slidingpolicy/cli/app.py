@@ -30,6 +30,7 @@ from slidingpolicy.cli.plain import PlainCommand, PlainGroup
 from slidingpolicy.cli.policies import policies
 from slidingpolicy.cli.replay import replay
 from slidingpolicy.cli.reproduce import reproduce
+from slidingpolicy.cli.routers import routers
 from slidingpolicy.cli.signals import Stopped, stopping_on_signals
 from slidingpolicy.cli.simulate import simulate
 from slidingpolicy.cli.sweep import sweep_command
@@ -90,6 +91,7 @@ app.command(cls=PlainCommand)(fit)
 app.command(cls=PlainCommand)(check)
 app.command(name="explain", cls=PlainCommand)(explain_command)
 app.command(cls=PlainCommand)(policies)
+app.command(cls=PlainCommand)(routers)
 
 
 def _fail(message: str) -> NoReturn:

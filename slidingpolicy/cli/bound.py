@@ -1,5 +1,5 @@
 """`slidingpolicy bound`: the highest Poisson rate at which 99% of requests could meet their
-SLOs on this hardware, whatever the policy."""
+SLOs on this hardware in the long run, whatever the policy."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from slidingpolicy.cli.option_sets import (
     SLO_SCALE,
     SLO_TIERS,
     TRACE,
+    WHOLE,
     WORKLOAD_NAME,
     OptionSet,
     Param,
@@ -50,6 +51,15 @@ TrialsOpt = Annotated[
         rich_help_panel="Workload",
     ),
 ]
+BoundReplicasOpt = Annotated[
+    int,
+    typer.Option(
+        "--replicas",
+        min=1,
+        help="Also the limit of this many replicas of the hardware behind any router: that "
+        "many times the bound (docs/cluster.md).",
+    ),
+]
 BOUND_WORKLOAD = OptionSet(
     WorkloadChoice,
     (
@@ -60,6 +70,7 @@ BOUND_WORKLOAD = OptionSet(
         Param("requests", BoundRequestsOpt, 1000),
         SEED,
         Param("seeds", TrialsOpt, 0),
+        WHOLE,
     ),
     WorkloadChoice,
 )
@@ -72,6 +83,7 @@ def bound(
     *,
     hardware: HardwareChoice,
     workload: WorkloadChoice,
+    replicas: BoundReplicasOpt = 1,
     as_json: Annotated[
         bool, typer.Option("--json", metavar=" ", help="Print the result as JSON only.")
     ] = False,
@@ -83,12 +95,14 @@ def bound(
     needs (prompt, decode tokens, attention), the iterations its tokens' deadlines force
     (eq. 1), the KV cache by Little's law, and the 1% of requests allowed to miss. Prints the
     bound, the constraints that bind it and the iterations at the optimum; with --seeds, also
-    the capacity the trace bound allows on the capacity search's own trials. Writes
-    results.json under OUT.
+    the capacity the trace bound allows on the capacity search's own trials (their counted
+    requests: a schedule may drop a steady-state trial's warm-up and tail). With --replicas
+    N, also the limit of N replicas of the hardware: N times the bound. Writes results.json
+    under OUT.
     """
     import attrs
 
-    from slidingpolicy.bound.limits import limit_of, trial_bound
+    from slidingpolicy.bound.limits import limit_of, replicas_limit, trial_bound
     from slidingpolicy.runs.results import write_results
 
     seeds = workload.seeds
@@ -106,24 +120,36 @@ def bound(
         "trials": [{"seed": t.seed, "capacity": t.capacity, "failing": t.failing} for t in trials],
         "requests_per_trial": base.workload.requests if seeds else None,
     }
+    if replicas > 1:
+        document["replicas"] = replicas
+        document["replicas_limit"] = replicas_limit(found.bound, replicas)
     write_results(out / "results.json", document, command_line(context))
     if as_json:
         print(json.dumps(document, ensure_ascii=False))
         return
     console.print(
-        bound_table(found, trials, f"bound on {base.workload.label}, {checked.hardware.name}")
+        bound_table(
+            found, trials, f"bound on {base.workload.label}, {checked.hardware.name}", replicas
+        )
     )
     console.print(f"results in {out}/ (results.json)")
 
 
-def bound_table(found: FluidBound, trials: list[TrialBound], title: str) -> Table:
-    """The bound, what binds it, the iterations at the optimum and the trials' bounds."""
+def bound_table(
+    found: FluidBound, trials: list[TrialBound], title: str, replicas: int = 1
+) -> Table:
+    """The bound, what binds it, the iterations at the optimum and the trials' bounds; the
+    limit of `replicas` replicas when more than one."""
     from slidingpolicy.bound.fluid import CONSTRAINTS
+    from slidingpolicy.bound.limits import replicas_limit
 
     table = Table(title=title, show_header=False)
     table.add_column("what", no_wrap=True)
     table.add_column("value")
     table.add_row("bound (req/s)", fmt(found.bound, 3))
+    if replicas > 1:
+        whole = fmt(replicas_limit(found.bound, replicas), 3)
+        table.add_row(f"limit of {replicas} replicas (req/s)", whole)
     table.add_row("binding", "; ".join(CONSTRAINTS[b] for b in found.binding))
     table.add_row("without pacing (req/s)", fmt(found.unpaced, 3))
     table.add_row("with an unlimited KV cache (req/s)", fmt(found.unlimited_kv, 3))

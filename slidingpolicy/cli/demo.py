@@ -11,7 +11,14 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from slidingpolicy.cli.capacity import bound_lines, limit_of
+from slidingpolicy.cli.capacity import (
+    bound_lines,
+    capacity_text,
+    limit_of,
+    ranked,
+    trials_line,
+    unbounded_lines,
+)
 from slidingpolicy.cli.checked_run import HardwareChoice, WorkloadChoice, run_spec
 from slidingpolicy.cli.options import (
     TRIAL_SEEDS,
@@ -95,12 +102,12 @@ def demo(
 
         plot_sweep(runs, folder / "sweep.png", setup)
         plot_capacity(
-            {s.policy: list(s.capacities) for s in spread},
+            {s.policy: list(s.capacities) for s in spread if s.bounded},
             folder / "capacity.png",
             f"capacity on mixed-v1, qwen2.5-7b on 2× RTX 3090, {trial}",
         )
     console.print(demo_table(rates, runs, spread, f"{setup}; capacity over {seeds} seeds"))
-    for line in bound_lines(spread, limit):
+    for line in [trials_line(base), *unbounded_lines(spread), *bound_lines(spread, limit)]:
         console.print(line)
     console.print(
         f"results in {folder}/ (results.json, sweep.csv, capacity.csv, sweep.png, capacity.png)"
@@ -153,9 +160,10 @@ def demo_table(
     table.add_column("min–max\n(req/s)", justify="right", no_wrap=True)
     for rate in rates:
         table.add_column(f"SLO @\n{rate:g}/s", justify="right", no_wrap=True)
-    for cap in sorted(spread, key=lambda c: -c.mean):
+    for cap in ranked(spread):
         mine = [r for r in runs if r.spec.label == cap.policy]
-        row = [escape(cap.policy), fmt(cap.mean, 2), f"{fmt(cap.low, 2)}–{fmt(cap.high, 2)}"]
+        low_high = f"{fmt(cap.low, 2)}–{fmt(cap.high, 2)}" if cap.bounded else "—"
+        row = [escape(cap.policy), capacity_text(cap, 2), low_high]
         row += [pct(r.metrics.attainment) for r in mine]
         table.add_row(*row)
     return table

@@ -121,7 +121,7 @@ def _simulation(
     predictor: Path | None,
 ) -> Simulation:
     """How to simulate the replay: the options given, else what the replay recorded."""
-    from slidingpolicy.predictors import packaged_path
+    from slidingpolicy.predictors.locations import packaged_path
     from slidingpolicy.replay.engine_fidelity import CPU_SERVER_BUDGET, Simulation, server_budget
 
     if predictor is None:

@@ -18,6 +18,13 @@ from typing import Any, TypeVar
 import attrs
 
 from slidingpolicy.cli.checked_run import HardwareChoice, WorkloadChoice
+from slidingpolicy.cli.cluster_options import (
+    ClusterChoice,
+    ReplicasOpt,
+    ReportPeriodOpt,
+    RerouteOpt,
+    RouterOpt,
+)
 from slidingpolicy.cli.options import (
     TRIAL_REQUESTS,
     TRIAL_SEEDS,
@@ -34,6 +41,7 @@ from slidingpolicy.cli.options import (
     TpOpt,
     TraceOpt,
     TrialRequestsOpt,
+    WholeOpt,
     WorkloadOpt,
 )
 
@@ -142,15 +150,25 @@ SEED = Param("seed", SeedOpt, 0)
 SLO_SCALE = Param("slo_scale", SloScaleOpt, 1.0)
 SLO_TIERS = Param("slo_tiers", TiersOpt, False)
 TRIAL_REQUESTS_PARAM = Param("requests", TrialRequestsOpt, None)
+WHOLE = Param("whole", WholeOpt, False)
 WORKLOAD = OptionSet(
     WorkloadChoice,
-    (WORKLOAD_NAME, TRACE, Param("requests", RequestsOpt, None), SEED, SLO_SCALE, SLO_TIERS),
+    (
+        WORKLOAD_NAME,
+        TRACE,
+        Param("requests", RequestsOpt, None),
+        SEED,
+        SLO_SCALE,
+        SLO_TIERS,
+        WHOLE,
+    ),
     WorkloadChoice,
 )
-"""--workload, --trace, --requests (default 300), --seed, --slo-scale and --slo-tiers."""
+"""--workload, --trace, --requests (default 300), --seed, --slo-scale, --slo-tiers and
+--whole."""
 TRIAL_WORKLOAD = OptionSet(
     WorkloadChoice,
-    (WORKLOAD_NAME, TRACE, TRIAL_REQUESTS_PARAM, SEED, SLO_SCALE, SLO_TIERS),
+    (WORKLOAD_NAME, TRACE, TRIAL_REQUESTS_PARAM, SEED, SLO_SCALE, SLO_TIERS, WHOLE),
     partial(WorkloadChoice, fallback=TRIAL_REQUESTS),
 )
 """`WORKLOAD` with `TRIAL_REQUESTS` requests per run by default."""
@@ -164,7 +182,20 @@ SEEDED_TRIAL_WORKLOAD = OptionSet(
         Param("seeds", SeedsOpt, TRIAL_SEEDS),
         SLO_SCALE,
         SLO_TIERS,
+        WHOLE,
     ),
     partial(WorkloadChoice, fallback=TRIAL_REQUESTS),
 )
 """`TRIAL_WORKLOAD` with --seeds (default `TRIAL_SEEDS`) after --seed."""
+
+CLUSTER = OptionSet(
+    ClusterChoice,
+    (
+        Param("replicas", ReplicasOpt, 1),
+        Param("router", RouterOpt, None),
+        Param("report_period", ReportPeriodOpt, 0.0),
+        Param("reroute", RerouteOpt, False),
+    ),
+    ClusterChoice,
+)
+"""--replicas, --router, --report-period and --reroute: a cluster behind a router."""

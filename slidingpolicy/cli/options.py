@@ -11,6 +11,7 @@ import typer
 
 from slidingpolicy.errors import SlidingPolicyError
 from slidingpolicy.workloads.arrivals import MAX_RATE, MIN_RATE, RATE_RANGE
+from slidingpolicy.workloads.steady_state import WARMUP_SLOS
 
 EXIT_BAD_INPUT = 2
 EXIT_INTERRUPTED = 130
@@ -108,9 +109,25 @@ def requests_option(default: int, per: str = "run") -> Any:
         "-n",
         show_default=False,
         help=f"Requests per {per} [default: {default}, or every request of a --trace] "
-        f"(at most {MAX_REQUESTS:,}).",
+        f"(at most {MAX_REQUESTS:,}): those it counts, at a constant rate after a warm-up "
+        "and with arrivals going on behind them (see --whole).",
         rich_help_panel="Workload",
     )
+
+
+WholeOpt = Annotated[
+    bool,
+    typer.Option(
+        "--whole",
+        metavar=" ",
+        help="Count every request of a finite trial, the first ones meeting an empty engine "
+        "and the last ones served as the queue drains, instead of a steady-state trial: at a "
+        f"constant rate, -n counted requests after a warm-up of {WARMUP_SLOS} shortest TTFT "
+        "SLOs, arrivals going on until they finish (docs/engine.md, steady-state trials). A "
+        "burst or a trace's own times are always a finite trial.",
+        rich_help_panel="Workload",
+    ),
+]
 
 
 RequestsOpt = Annotated[int | None, requests_option(300)]
@@ -182,11 +199,14 @@ RayOpt = Annotated[
     ),
 ]
 StrictOpt = Annotated[
-    bool,
+    bool | None,
     typer.Option(
         "--strict/--no-strict",
         metavar=" ",
-        help="Check every plan against the invariants; stop on a violation.",
+        help="Check every plan against the invariants and stop on a violation, naming it "
+        "(exit 2), or never check. Default: the plans of a policy of your own are checked, "
+        "ours (proved by the test suite) are not.",
+        show_default=False,
     ),
 ]
 PredictorOpt = Annotated[

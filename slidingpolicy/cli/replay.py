@@ -32,6 +32,7 @@ from slidingpolicy.cli.options import (
     SloScaleOpt,
     TiersOpt,
     TraceOpt,
+    WholeOpt,
     WorkloadOpt,
     check_known,
     parse_rates,
@@ -68,6 +69,7 @@ from slidingpolicy.replay.session import Plan, replay_all, stopped_on_sigterm
 if TYPE_CHECKING:
     from slidingpolicy.replay.replay_results import ReplayRun
     from slidingpolicy.replay.targets import Target
+    from slidingpolicy.runs.specs import WorkloadSpec
 
 LOOPBACK_NAMES = ("localhost",)
 
@@ -103,6 +105,7 @@ def replay(
     repeats: RepeatsOpt = 1,
     slo_scale: SloScaleOpt = 1.0,
     slo_tiers: TiersOpt = False,
+    whole: WholeOpt = False,
     timeout: TimeoutOpt = 120.0,
     time_limit: TimeLimitOpt = 4 * 3600.0,
     out: OutOpt = Path("results/replay"),
@@ -124,7 +127,7 @@ def replay(
     if importlib.util.find_spec("aiohttp") is None:
         raise CliError("replay needs aiohttp: pip install 'slidingpolicy[replay]'")
     plan = _plan(workload, trace, requests, rate, rates, seed, seeds, repeats, slo_scale,
-                 slo_tiers, timeout, time_limit)  # fmt: skip
+                 slo_tiers, whole, timeout, time_limit)  # fmt: skip
     writable_folder(out)
     with ExitStack() as stack:
         if url is not None:
@@ -157,6 +160,7 @@ def _plan(
     repeats: int,
     slo_scale: float,
     slo_tiers: bool,
+    whole: bool,
     timeout: float,
     time_limit: float,
 ) -> Plan:
@@ -191,9 +195,27 @@ def _plan(
             raise CliError(f"--trace {trace} records no arrival times: give --rate or --rates")
         chosen = chosen or [None]
     spec = WorkloadSpec(workload, requests, None if trace is None else str(trace), slo_scale,
-                        slo_tiers)  # fmt: skip
+                        slo_tiers, whole=whole)  # fmt: skip
+    _check_trial_size(spec, chosen, recorded, seed)
     matrix = cells(chosen, [seed + j for j in range(seeds)], repeats)
     return Plan(spec, recorded, matrix, timeout, time_limit)
+
+
+def _check_trial_size(
+    spec: WorkloadSpec, rates: list[float | None], recorded: bool, seed: int
+) -> None:
+    """Each rate's trial within the requests a run may send (a steady-state trial's warm-up
+    and tail included), or one line saying what would be."""
+    from slidingpolicy.replay.matrix import cell_arrivals
+
+    for rate in rates:
+        sent = len(spec.build(cell_arrivals(rate, recorded), seed))
+        if rate is not None and sent > MAX_REPLAY_REQUESTS:
+            raise CliError(
+                f"--rate {rate:g}: a steady-state trial of {spec.requests} requests sends "
+                f"{sent:,} with its warm-up and tail, over the {MAX_REPLAY_REQUESTS:,} a run may "
+                "send: lower the rate, or --whole"
+            )
 
 
 def _check_url(url: str, allow_remote: bool) -> str:

@@ -11,8 +11,10 @@ import typer
 from rich.table import Table
 
 from slidingpolicy.cli.checked_run import CheckedRun, HardwareChoice, WorkloadChoice, run_spec
-from slidingpolicy.cli.option_sets import HARDWARE, WORKLOAD, takes
+from slidingpolicy.cli.cluster_options import ClusterChoice
+from slidingpolicy.cli.option_sets import CLUSTER, HARDWARE, WORKLOAD, takes
 from slidingpolicy.cli.options import (
+    CliError,
     OutOpt,
     PredictorOpt,
     StrictOpt,
@@ -23,12 +25,13 @@ from slidingpolicy.cli.output import can_plot, command_line, console, durations,
 from slidingpolicy.cli.plugins import PluginOpt, load_plugins
 
 if TYPE_CHECKING:
+    from slidingpolicy.cluster import ClusterSpec, ClusterStats
     from slidingpolicy.engine.run_types import RunOutput
     from slidingpolicy.engine.timeline import Timeline
     from slidingpolicy.metrics import Metrics
 
 
-@takes(HARDWARE, WORKLOAD)
+@takes(HARDWARE, WORKLOAD, CLUSTER)
 def simulate(
     context: typer.Context,
     policy: Annotated[
@@ -49,7 +52,8 @@ def simulate(
     *,
     hardware: HardwareChoice,
     workload: WorkloadChoice,
-    strict: StrictOpt = False,
+    cluster: ClusterChoice,
+    strict: StrictOpt = None,
     predictor: PredictorOpt = None,
     plugin: PluginOpt = None,
     log: Annotated[
@@ -75,28 +79,48 @@ def simulate(
 
     Writes results.json, timings.json, requests.csv (one row per request: data set, tier,
     arrival, lengths, SLOs and outcome) and requests.png under OUT; with --timeline, the
-    run's iterations as a trace for Perfetto.
+    run's iterations as a trace for Perfetto. With --replicas or --router, the policy runs on
+    every replica of a cluster behind the router, and --rate is the cluster's.
     """
     load_plugins(plugin)
+    (chosen,) = cluster.clusters(several=False)
+    if chosen is not None and (log is not None or timeline is not None):
+        raise CliError("--log and --timeline record one engine's steps: not with a cluster")
     writable_folder(out)
     if log is not None:
         writable_file(log, "--log")
     if timeline is not None:
         writable_file(timeline, "--timeline")
-    checked = run_spec(policy, hardware, attrs.evolve(workload, rate=rate), strict, predictor)
+    checked = run_spec(
+        policy, hardware, attrs.evolve(workload, rate=rate), strict, predictor, chosen
+    )
     recorder = None
     if timeline is not None:
         from slidingpolicy.engine.timeline import Timeline
 
         recorder = Timeline(checked.workload)
-    output = run_checked(checked, policy, log, recorder)
+    label = checked.spec.label
+    routed: ClusterStats | None = None
+    if chosen is None:
+        output = run_checked(checked, policy, log, recorder)
+    else:
+        output, routed = run_cluster(checked, chosen, label)
     if recorder is not None and timeline is not None:
         recorder.write(timeline, f"{policy} on {checked.spec.workload.label}")
-    write_results(out, checked, output, policy, command_line(context))
+    write_results(out, checked, output, label, command_line(context), routed)
     print_metrics(
         output,
-        f"{policy} on {checked.spec.workload.label}, {checked.spec.workload.requests} requests",
+        f"{label} on {checked.spec.workload.label}, {checked.spec.workload.requests} requests",
     )
+    if routed is not None:
+        console.print(routing_line(routed), markup=False, highlight=False)
+    from slidingpolicy.runs.drain import drain_note
+    from slidingpolicy.workloads.steady_state import trial_text
+
+    console.print(trial_text(checked.workload), markup=False, highlight=False)
+    note = drain_note("this run", output.metrics)
+    if note is not None:
+        console.print(note, markup=False, highlight=False)
     if output.stalled:
         console.print("[yellow]stalled: some requests could never be scheduled[/yellow]")
     console.print(f"results in {out}/")
@@ -119,7 +143,7 @@ def run_checked(
             def on_step(step: Any) -> None:
                 handle.write(step.to_line() + "\n")
 
-        with progress(f"{label}", len(checked.workload)) as advance:
+        with progress(f"{label}", len(checked.workload.counted)) as advance:
             return run_engine(
                 checked.policy,
                 checked.workload,
@@ -132,11 +156,51 @@ def run_checked(
             )
 
 
+def run_cluster(
+    checked: CheckedRun, cluster: ClusterSpec, label: str
+) -> tuple[RunOutput, ClusterStats]:
+    """Simulate the checked run on `cluster`, with a progress bar."""
+    from slidingpolicy.cluster import simulate_cluster
+    from slidingpolicy.policies import by_name
+    from slidingpolicy.runs.specs import predictor_of
+
+    spec = checked.spec
+    predictor = predictor_of(spec)
+    options = dict(spec.policy_options)
+    policies = [by_name(spec.policy, predictor, **options) for _ in range(cluster.replicas)]
+    with progress(label, len(checked.workload.counted)) as advance:
+        ran = simulate_cluster(
+            policies,
+            checked.workload,
+            checked.hardware,
+            spec.seed,
+            cluster,
+            predictor,
+            spec.options,
+            progress=advance,
+        )
+    return ran.run, ran.cluster
+
+
+def routing_line(routed: ClusterStats) -> str:
+    """What the router did: requests per replica, early notices and requests routed again."""
+    counts = ", ".join(str(c) for c in routed.routed)
+    return (
+        f"routed to each replica: {counts}; early notices: {routed.notices}; routed again "
+        f"after a give-up: {routed.retries}"
+    )
+
+
 def write_results(
-    out: Path, checked: CheckedRun, output: RunOutput, label: str, command: list[str]
+    out: Path,
+    checked: CheckedRun,
+    output: RunOutput,
+    label: str,
+    command: list[str],
+    routed: ClusterStats | None = None,
 ) -> None:
-    """results.json (with `command` in its provenance), timings.json, requests.csv and
-    requests.png under `out`."""
+    """results.json (with `command` in its provenance, and what the router did on a cluster),
+    timings.json, requests.csv and requests.png under `out`."""
     from slidingpolicy.runs import results
 
     spec, work, m = checked.spec, checked.workload, output.metrics
@@ -148,7 +212,9 @@ def write_results(
             "metrics": m.to_dict(),
             "stalled": output.stalled,
             "end": output.end,
+            "window": None if work.window is None else work.window.to_dict(),
             "requests": rows,
+            **({} if routed is None else {"cluster": routed.to_dict()}),
         },
         command,
     )
@@ -156,11 +222,14 @@ def write_results(
     results.write_csv(out / "requests.csv", rows)
     if not can_plot():
         return
+    import numpy as np
+
     from slidingpolicy.figures.plots import plot_requests
 
+    counted = np.array(work.counted, dtype=np.int64)
     plot_requests(
-        work,
-        output.outcome,
+        work.measured(),
+        output.outcome.of(counted),
         out / "requests.png",
         f"{label} on {Path(spec.workload.label).name}, {spec.workload.requests} requests, "
         f"{checked.hardware.name}\n{pct(m.attainment)} met their SLO",

@@ -11,12 +11,14 @@ from rich.markup import escape
 from rich.table import Table
 
 from slidingpolicy.cli.checked_run import HardwareChoice, WorkloadChoice, run_spec
-from slidingpolicy.cli.option_sets import HARDWARE, TRIAL_WORKLOAD, takes
+from slidingpolicy.cli.cluster_options import ClusterChoice
+from slidingpolicy.cli.option_sets import CLUSTER, HARDWARE, TRIAL_WORKLOAD, takes
 from slidingpolicy.cli.options import (
     OutOpt,
     PoliciesOpt,
     PredictorOpt,
     RayOpt,
+    StrictOpt,
     WorkersOpt,
     parse_policies,
     parse_rates,
@@ -29,7 +31,7 @@ if TYPE_CHECKING:
     from slidingpolicy.runs.specs import RunSummary
 
 
-@takes(HARDWARE, TRIAL_WORKLOAD)
+@takes(HARDWARE, TRIAL_WORKLOAD, CLUSTER)
 def sweep_command(
     context: typer.Context,
     policy: PoliciesOpt = "all",
@@ -39,7 +41,9 @@ def sweep_command(
     *,
     hardware: HardwareChoice,
     workload: WorkloadChoice,
+    cluster: ClusterChoice,
     predictor: PredictorOpt = None,
+    strict: StrictOpt = None,
     plugin: PluginOpt = None,
     workers: WorkersOpt = None,
     ray: RayOpt = None,
@@ -48,7 +52,9 @@ def sweep_command(
     """Run policies at several request rates; attainment and tail latency per (policy, rate).
 
     With a --trace, each rate rescales the trace's recorded arrival times to that mean rate
-    (see --trace); a trace without times arrives as a Poisson process at each rate.
+    (see --trace); a trace without times arrives as a Poisson process at each rate. With
+    --replicas or --router, each policy runs on a cluster behind each router, at each rate
+    (the cluster's).
     """
     from slidingpolicy.runs.results import (
         runs_document,
@@ -62,12 +68,24 @@ def sweep_command(
 
     load_plugins(plugin)
     chosen = parse_policies(policy)
+    clusters = cluster.clusters()
     rate_list = parse_rates(rates)
     writable_folder(out)
-    checked = run_spec(chosen[0], hardware, workload, predictor=predictor)
+    checked = run_spec(
+        chosen[0], hardware, workload, strict, predictor=predictor, cluster=clusters[0]
+    )
     base = checked.spec
-    with progress("sweep", len(chosen) * len(rate_list)) as ticker:
-        runs = sweep(base, chosen, rate_list, workers, on_done=lambda _: ticker(1), ray=ray)
+    arms = [base.with_policy(p).with_cluster(c).label for p in chosen for c in clusters]
+    with progress("sweep", len(arms) * len(rate_list)) as ticker:
+        runs = sweep(
+            base,
+            chosen,
+            rate_list,
+            workers,
+            on_done=lambda _: ticker(1),
+            ray=ray,
+            clusters=clusters,
+        )
     write_results(out / "results.json", runs_document(runs), command_line(context))
     write_json(out / "timings.json", timings_document(runs))
     write_csv(out / "sweep.csv", sweep_rows(runs))
@@ -79,7 +97,7 @@ def sweep_command(
             "requests per run"
         )
         plot_sweep(runs, out / "sweep.png", setup)
-    console.print(sweep_table(chosen, rate_list, runs, base.workload.label))
+    console.print(sweep_table(arms, rate_list, runs, base.workload.label))
     console.print(
         "SLO: the share of requests whose every token came by its deadline (eq. 1); p99 TTFT "
         "and p99 ITL (every gap between tokens, TBT) over the run; mean, median and the rest "
@@ -87,6 +105,14 @@ def sweep_command(
         markup=False,
         highlight=False,
     )
+    from slidingpolicy.runs.drain import worst_note
+    from slidingpolicy.workloads.steady_state import trials_text
+
+    trials = trials_text(base.workload.build(base.arrivals, base.seed))
+    console.print(trials, markup=False, highlight=False)
+    note = worst_note([(f"{r.spec.label} at {r.spec.rate:g} req/s", r.metrics) for r in runs])
+    if note is not None:
+        console.print(note, markup=False, highlight=False)
     console.print(f"results in {out}/ (results.json, timings.json, sweep.csv, sweep.png)")
 
 

@@ -8,6 +8,7 @@ import math
 from array import array
 from typing import Any
 
+import attrs
 import numpy as np
 
 from slidingpolicy.engine.kv import KVCache
@@ -72,6 +73,30 @@ class Tally:
         )
 
 
+@attrs.frozen(slots=True)
+class RunParts:
+    """What a run is made of besides its policy and hardware: the token log, the counted
+    requests left, when its counted deadlines have all passed, its table of requests and
+    its noise."""
+
+    log: TokenLog
+    counted: Counted
+    horizon: float
+    table: RequestTable
+    normals: Normals
+
+
+def of_workload(workload: Workload, seed: int) -> RunParts:
+    """The parts of one run of `workload`: its log (counting the workload's window), all
+    its requests in one table, and the noise of `seed` (`engine_rng`)."""
+    columns = workload.columns()
+    window = workload.window
+    log = TokenLog(columns, None if window is None else window.indices)
+    table = RequestTable([r.id for r in workload.requests], columns, log)
+    horizon = math.inf if window is None else window.horizon
+    return RunParts(log, Counted(len(workload.counted)), horizon, table, Normals(engine_rng(seed)))
+
+
 def kv_cache(table: RequestTable, hardware: HardwareModel, options: EngineOptions) -> KVCache:
     """The run's KV cache; InvalidRecordError naming the first request that could never fit."""
     capacity = options.kv_capacity_tokens or hardware.kv_capacity_tokens
@@ -95,32 +120,49 @@ def initial_throughput(hardware: HardwareModel) -> float:
     return THROUGHPUT_PROBE_TOKENS / hardware.latency(probe, np.zeros(1, np.int64))
 
 
+class Counted:
+    """The counted requests of a run not yet finished (completed or given up): one for a
+    run, shared by the replicas of a cluster, whose run ends when none is left."""
+
+    __slots__ = ("left", "total")
+
+    def __init__(self, total: int) -> None:
+        self.total = total
+        self.left = total
+
+
 class RunState:
     """One simulation's engine-only state, and what keeps it: the outcome, the miss budget,
-    retiring, giving up and preempting requests."""
+    retiring, giving up and preempting requests.
+
+    A run builds its state from its workload (`of_workload`); a replica of a cluster from
+    what its cluster gives it: the token log and count of counted requests all its replicas
+    share, its own table of the requests routed to it and its own noise."""
 
     def __init__(
         self,
         policy: Any,
-        workload: Workload,
         hardware: HardwareModel,
-        seed: int,
         options: EngineOptions,
         on_plan: StateHook | None,
+        parts: RunParts,
     ) -> None:
         self.policy = policy
         self.observes_runs = isinstance(policy, DecodeRunObserver)
         self.hardware = hardware
         self.options = options
+        self.checks_plans = options.checks(policy)
         self.on_plan = on_plan
         self.probe: Probe | None = None
         self.on_step: StepHook | None = None
         self.timeline: Timeline | None = None
-        self.normals = Normals(engine_rng(seed))
+        self.normals = parts.normals
         self.noise = hardware.with_noise
-        columns = workload.columns()
-        self.log = TokenLog(columns)
-        self.table = RequestTable([r.id for r in workload.requests], columns, self.log)
+        self.log = parts.log
+        self.counted = parts.counted
+        self.horizon = parts.horizon
+        """When every counted token's deadline has passed (`Window.horizon`)."""
+        self.table = parts.table
         self.kv = kv_cache(self.table, hardware, options)
         self.now = 0.0
         self.throughput = initial_throughput(hardware)
@@ -128,9 +170,16 @@ class RunState:
         self.stalled = False
         self._next_miss_check = 0
 
+    @property
+    def counted_left(self) -> int:
+        """Counted requests not yet finished (completed or given up)."""
+        return self.counted.left
+
     def _output(self, pstate: Any, stopped: bool, wall: float) -> RunOutput:
         tally = self.tally
-        metrics = summarize(self.log, self.now, tally.iterations, tally.errors())
+        metrics = summarize(
+            self.log, self.now, tally.iterations, tally.errors(), self._waiting_at_horizon()
+        )
         return RunOutput(
             metrics,
             outcome(self.log),
@@ -141,6 +190,14 @@ class RunState:
             self.kv.used_blocks,
             pstate,
         )
+
+    def _waiting_at_horizon(self) -> list[int]:
+        """The counted requests still waiting for their first token when the run stopped at
+        its horizon (none before it)."""
+        if self.now <= self.horizon:
+            return []
+        counted, generated = self.log.counted, self.log.counts
+        return [i for i in self.table.live if counted[i] and generated[i] == 0]
 
     def _over_miss_budget(self) -> bool:
         """Whether more requests than `miss_budget` have certainly missed (checked every 32
@@ -154,23 +211,36 @@ class RunState:
     def _certain_misses(self) -> int:
         """Requests that have missed for sure: a late token, a passed deadline unserved, or
         given up."""
-        # The arrived requests that have not completed are the live ones; a completed one
-        # missed iff one of its tokens was late (counted by the log as it happens).
-        log, table, now = self.log, self.table, self.now
-        late, generated = log.late, log.counts
+        log = self.log
+        return log.late_count + log.given_up_unlate + self._due_passed(self.now)
+
+    def _due_passed(self, now: float) -> int:
+        """Live counted requests with no late token yet whose next token was due before
+        `now`: they have missed. (The arrived requests that have not completed are the live
+        ones; a completed one missed iff one of its tokens was late, which the log counts as
+        it happens.)"""
+        log, table = self.log, self.table
+        late, generated, counted = log.late, log.counts, log.counted
         arrival, ttft, tbt, due = table.arrival, table.ttft, table.tbt, next_token_deadline
         due_passed = 0
         for i in table.live:
-            if late[i] <= 0.0 and due(arrival[i], ttft[i], tbt[i], generated[i]) < now:
+            if (
+                counted[i]
+                and late[i] <= 0.0
+                and due(arrival[i], ttft[i], tbt[i], generated[i]) < now
+            ):
                 due_passed += 1
-        return log.late_count + log.given_up_unlate + due_passed
+        return due_passed
 
     def _retire_and_refresh(self, indices: list[int], decodes: bool = False) -> None:
+        counted = self.log.counted
         for i in self.table.retire_and_refresh(indices, decodes):
             self.kv.release(i)
+            self.counted.left -= counted[i]
 
     def _give_up(self, i: int) -> None:
         """Finish request i unserved, now: the policy gave it up; it counts as missed."""
+        self.counted.left -= self.log.counted[i]
         self.kv.release(i)
         self.log.give_up(i, self.now)
         self.table.give_up(i)

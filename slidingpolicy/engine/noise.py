@@ -11,9 +11,11 @@ from __future__ import annotations
 import numpy as np
 
 
-def engine_rng(seed: int) -> np.random.Generator:
-    """The run's noise generator: its own stream, apart from the workload's."""
-    return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(0xE,)))
+def engine_rng(seed: int, replica: int = 0) -> np.random.Generator:
+    """The run's noise generator: its own stream, apart from the workload's; a cluster's
+    replica k > 0 has a stream of its own (replica 0's is the single run's)."""
+    key = (0xE,) if replica == 0 else (0xE, replica)
+    return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=key))
 
 
 class Normals:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from slidingpolicy.errors import SlidingPolicyError
 from slidingpolicy.invariants import Violation
@@ -15,7 +16,12 @@ class PlanViolationError(SlidingPolicyError):
         listed = "; ".join(str(v) for v in violations)
         super().__init__(f"policy {policy!r} at t={now:.6f}s broke {listed}")
         self.policy = policy
+        self.now = now
         self.violations = tuple(violations)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Rebuilt from its fields, so that a worker process can hand it back."""
+        return type(self), (self.policy, self.now, self.violations)
 
 
 class EngineError(SlidingPolicyError):

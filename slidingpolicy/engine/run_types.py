@@ -13,6 +13,7 @@ from numpy.typing import NDArray
 from slidingpolicy import _validate
 from slidingpolicy.errors import InvalidRecordError
 from slidingpolicy.metrics import Metrics, RequestOutcome
+from slidingpolicy.policies.registry import shipped
 from slidingpolicy.pricing.throughput import THROUGHPUT_MEMORY
 from slidingpolicy.records.plan import BatchPlan
 from slidingpolicy.records.state import SchedulerState
@@ -26,7 +27,9 @@ class EngineOptions:
     """How the engine runs (not what it simulates).
 
     - `strict`: check every plan with `check_plan` and raise `PlanViolationError` on any
-      violation (on in the tests).
+      violation: True always (as the tests do), False never, None (the default) for a policy
+      not shipped with the library (`policies.registry.shipped`): a policy of your own is
+      checked, ours, whose plans the test suite proves, run unchecked.
     - `closed_form`: advance decode-only runs at once (identical results; off = step them).
     - `kv_capacity_tokens`: override the hardware's KV capacity (e.g. to study memory pressure).
     - `throughput_memory`: weight of the past in the prefill throughput average ρ_t.
@@ -36,7 +39,7 @@ class EngineOptions:
       search sets it to what 99% attainment allows, as the outcome is then known.
     """
 
-    strict: bool = False
+    strict: bool | None = None
     closed_form: bool = True
     kv_capacity_tokens: int | None = None
     throughput_memory: float = THROUGHPUT_MEMORY
@@ -45,7 +48,8 @@ class EngineOptions:
 
     def __attrs_post_init__(self) -> None:
         record = "engine options"
-        _validate.flag(record, "strict", self.strict)
+        if self.strict is not None:
+            _validate.flag(record, "strict", self.strict)
         _validate.flag(record, "closed_form", self.closed_form)
         if self.kv_capacity_tokens is not None:
             _validate.integer(record, "kv_capacity_tokens", self.kv_capacity_tokens, 1)
@@ -55,6 +59,10 @@ class EngineOptions:
         _validate.integer(record, "max_run", self.max_run, 1)
         if self.miss_budget is not None:
             _validate.integer(record, "miss_budget", self.miss_budget, 0)
+
+    def checks(self, policy: object) -> bool:
+        """Whether a run of `policy` checks every plan (`strict`)."""
+        return not shipped(policy) if self.strict is None else self.strict
 
 
 @attrs.frozen(slots=True)

@@ -22,25 +22,14 @@ engine's assumptions".
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
-from typing import Any, cast
+from collections.abc import Callable
+from typing import Any
 
-import numpy as np
-
-from slidingpolicy.engine.decode_run import run_times
-from slidingpolicy.engine.observation import decode_iterations, observe_decode_run
-from slidingpolicy.engine.run_types import (
-    EngineOptions,
-    Probe,
-    RunOutput,
-    StateHook,
-    StepHook,
-)
-from slidingpolicy.engine.stepping import Stepping
+from slidingpolicy.engine.advance import Advancing, Event
+from slidingpolicy.engine.bookkeeping import of_workload
+from slidingpolicy.engine.run_types import EngineOptions, Probe, RunOutput, StateHook, StepHook
 from slidingpolicy.engine.timeline import Timeline
 from slidingpolicy.hardware import HardwareModel
-from slidingpolicy.records.request import Request
-from slidingpolicy.step_trace import DECODE_RUN, TraceStep
 from slidingpolicy.workloads import Workload
 
 
@@ -65,103 +54,42 @@ def simulate(
     return run.run(progress)
 
 
-class _Run(Stepping):
-    """One simulation: the loop, one step (`Stepping`), one closed-form decode run."""
+class _Run(Advancing):
+    """One simulation of a workload: its events (`Advancing`) in a loop."""
 
-    # --- main loop -----------------------------------------------------------------------
+    def __init__(
+        self,
+        policy: Any,
+        workload: Workload,
+        hardware: HardwareModel,
+        seed: int,
+        options: EngineOptions,
+        on_plan: StateHook | None,
+    ) -> None:
+        super().__init__(policy, hardware, options, on_plan, of_workload(workload, seed))
 
     def run(self, progress: Callable[[int], None] | None) -> RunOutput:
-        """Run to the end (module doc), reporting each newly completed request to `progress`."""
+        """Run until every counted request has finished, or every counted deadline has passed
+        (the rest have then missed), reporting each newly finished one to `progress`; when
+        nothing can run, the clock jumps to the next arrival."""
         started = time.perf_counter()
-        pstate = self.policy.init()
-        budget = int(self.policy.token_budget)
         table = self.table
         reported = 0
         stopped = False
-        while True:
+        while self.counted_left and self.now <= self.horizon:
             if self._over_miss_budget():
                 stopped = True
                 break
-            table.admit_arrivals(self.now)
-            if not table.live:
+            event = self.event()
+            if event is Event.IDLE or event is Event.WAITING:
                 if table.next_arrival >= table.n:
+                    self.stalled = event is Event.WAITING
                     break
                 self.now = max(self.now, table.next_arrival_time())
                 continue
-            if self.options.closed_form and table.not_decoding == 0 and len(table.live) <= budget:
-                advanced, pstate = self._decode_run(pstate)
-                if advanced:
-                    continue
-            pstate, progressed = self._step(pstate, budget)
-            if not progressed:
-                if table.next_arrival < table.n:
-                    self.now = max(self.now, table.next_arrival_time())
-                    continue
-                self.stalled = True
-                break
-            if progress is not None:
-                done = table.next_arrival - len(table.live)
+            if progress is not None and event is Event.STEPPED:
+                done = self.counted.total - self.counted.left
                 if done > reported:
                     progress(done - reported)
                     reported = done
-        return self._output(pstate, stopped, time.perf_counter() - started)
-
-    # --- closed form ---------------------------------------------------------------------
-
-    def _decode_run(self, pstate: Any) -> tuple[bool, Any]:
-        """Advance a decode-only run up to the next event at once; False if none fits."""
-        table, kv, live = self.table, self.kv, list(self.table.live)
-        generated, output = self.log.counts, table.output_tokens
-        limit = min(min([output[i] - generated[i] for i in live]), self.options.max_run)
-        steps = kv.decode_run_length(live, limit)
-        if steps == 0:
-            return False, pstate
-        prefilled, base = table.prefilled, table.base
-        context = sum([prefilled[i] + generated[i] - base[i] for i in live])
-        times, latencies = run_times(
-            self.hardware,
-            self.normals,
-            self.now,
-            len(live),
-            context,
-            steps,
-            table.next_arrival_time(),
-        )
-        ran = len(times)
-        decodes = cast("tuple[Request, ...]", tuple([table.records[i] for i in live]))
-        traced = self.on_step is not None
-        free = None if self.observes_runs and not traced else kv.free_tokens_over_run(live, ran)
-        kv.write(live, [ran] * len(live))
-        if self.timeline is not None:
-            self.timeline.decode_run(self.now, times, live, [generated[i] for i in live])
-        self.log.record_run(live, np.array(times))
-        start, self.now = self.now, times[-1]
-        if self.probe is not None:
-            indices = np.array(live, dtype=np.int64)
-            counts = np.full(indices.size, ran, dtype=np.int64)
-            self.probe(self.now, kv.used_blocks, kv.total_blocks, indices, counts)
-        self.tally.iterations += ran
-        self.tally.decode_runs += 1
-        self.tally.run_iterations += ran
-        self._retire_and_refresh(live, decodes=True)
-        if self.on_step is not None:
-            self._trace_decode_run(self.on_step, decodes, latencies, start, free)
-        observed = observe_decode_run(
-            self.policy, pstate, decodes, latencies, start, self.throughput, free
-        )
-        return True, observed
-
-    def _trace_decode_run(
-        self,
-        on_step: StepHook,
-        decodes: tuple[Request, ...],
-        latencies: list[float],
-        start: float,
-        free: Sequence[int | None] | None,
-    ) -> None:
-        """Pass each iteration of a decode-only run to `on_step` as stepping would have seen
-        it, with no plan: the engine ran the only valid one (`step_trace.DECODE_RUN`)."""
-        budget = int(self.policy.token_budget)
-        iterations = decode_iterations(decodes, latencies, start, self.throughput, free)
-        for (state, plan), latency in zip(iterations, latencies, strict=True):
-            on_step(TraceStep(state, None, budget, plan.allocations, DECODE_RUN, latency))
+        return self._output(self.pstate, stopped, time.perf_counter() - started)

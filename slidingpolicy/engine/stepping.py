@@ -109,12 +109,13 @@ class Stepping(RunState):
         return pstate, True
 
     def _plan(self, pstate: Any, state: SchedulerState, budget: int) -> tuple[BatchPlan, Any]:
-        """The policy's plan, timed, checked when strict, and passed to `on_plan`."""
+        """The policy's plan, timed, checked when the run checks plans (`EngineOptions.strict`),
+        and passed to `on_plan`."""
         started = time.process_time()
         plan, pstate = self.policy.plan(pstate, state)
         self.tally.cpu.append(time.process_time() - started)
         self.tally.decisions += 1
-        if self.options.strict:
+        if self.checks_plans:
             violations = check_plan(state, plan, token_budget=budget)
             if violations:
                 raise PlanViolationError(str(self.policy.name), self.now, violations)

@@ -24,13 +24,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
 from slidingpolicy._io import write_text
+from slidingpolicy._paths import StrPath
 from slidingpolicy.records.request import next_token_deadline
 from slidingpolicy.workloads import Workload
 
@@ -233,7 +233,7 @@ class Timeline:
             "traceEvents": [*names, *self.events],
         }
 
-    def write(self, path: Path, title: str = "slidingpolicy run") -> None:
+    def write(self, path: StrPath, title: str = "slidingpolicy run") -> None:
         """`document(title)` as UTF-8 JSON at `path`, atomically: names as text, not \\u escapes
         (Perfetto shows an escape as written)."""
         document = json.dumps(self.document(title), separators=(",", ":"), ensure_ascii=False)

@@ -4,11 +4,10 @@ the right the window split's cost against b (chunker) or each anchor's knapsack 
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import matplotlib.pyplot as plt
 from matplotlib.axes import Axes
 
+from slidingpolicy._paths import StrPath
 from slidingpolicy.explanation import Explanation, Split
 from slidingpolicy.figures.plots import _save
 
@@ -86,7 +85,7 @@ def _knapsack(axis: Axes, found: Explanation) -> None:
     axis.set_title(f"4. BatchConstructor: the knapsack per anchor\n{note}", fontsize=9)
 
 
-def plot_explanation(found: Explanation, path: Path) -> None:
+def plot_explanation(found: Explanation, path: StrPath) -> None:
     """The decision as a PNG at `path`."""
     fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4.5))
     _order(left, found)

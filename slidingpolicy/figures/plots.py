@@ -6,7 +6,6 @@ Every figure is written atomically (a temporary file, then a rename).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 
 import matplotlib
 
@@ -18,6 +17,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
 from slidingpolicy._io import replace_atomically
+from slidingpolicy._paths import StrPath
 from slidingpolicy.metrics import SLO_TARGET, RequestOutcome
 from slidingpolicy.runs.specs import RunSpec, RunSummary
 from slidingpolicy.workloads import Workload, dataset_slo
@@ -28,7 +28,9 @@ MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
 LINESTYLES = ("-", "--", "-.", ":")
 
 
-def _save(fig: Figure, path: Path, rect: tuple[float, float, float, float] = (0, 0, 1, 1)) -> None:
+def _save(
+    fig: Figure, path: StrPath, rect: tuple[float, float, float, float] = (0, 0, 1, 1)
+) -> None:
     fig.tight_layout(rect=rect)
     with replace_atomically(path) as temporary:
         fig.savefig(temporary, dpi=110, format="png")
@@ -67,7 +69,7 @@ def ttft_slos(spec: RunSpec) -> list[tuple[str, float]]:
     return [(source, dataset_slo(source, workload.slo_scale).ttft) for source in sources]
 
 
-def plot_sweep(runs: Sequence[RunSummary], path: Path, title: str = "") -> None:
+def plot_sweep(runs: Sequence[RunSummary], path: StrPath, title: str = "") -> None:
     """SLO attainment and p99 TTFT against the request rate, one line per policy.
 
     Each policy has its own marker and line style, and markers shrink down the legend, so
@@ -102,7 +104,9 @@ def plot_sweep(runs: Sequence[RunSummary], path: Path, title: str = "") -> None:
     _save(fig, path, rect=(0, 0.1, 1, 1))
 
 
-def plot_capacity(capacities: Mapping[str, Sequence[float]], path: Path, title: str = "") -> None:
+def plot_capacity(
+    capacities: Mapping[str, Sequence[float]], path: StrPath, title: str = ""
+) -> None:
     """Capacity (goodput at 99% attainment) per policy: a bar at the mean over seeds, and with
     several seeds a min–max bar and each seed's value as a dot."""
     fig, ax = plt.subplots(figsize=(max(5.0, 0.9 * len(capacities) + 2), 4.4))
@@ -129,7 +133,7 @@ def plot_capacity(capacities: Mapping[str, Sequence[float]], path: Path, title: 
     _save(fig, path)
 
 
-def plot_requests(workload: Workload, outcome: RequestOutcome, path: Path, title: str) -> None:
+def plot_requests(workload: Workload, outcome: RequestOutcome, path: StrPath, title: str) -> None:
     """Each request against its arrival time: TTFT over its TTFT SLO (log axis, 1 = the SLO),
     and the lateness of its worst token against the eq. 1 deadlines (above 0: missed).
     Red marks the requests that missed their SLO."""

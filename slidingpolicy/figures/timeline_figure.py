@@ -7,7 +7,6 @@ per request — queued, prefill chunks, decode spans, deadline misses — over a
 from __future__ import annotations
 
 from collections import defaultdict
-from pathlib import Path
 from typing import Any
 
 import matplotlib.pyplot as plt
@@ -15,6 +14,7 @@ from matplotlib.artist import Artist
 from matplotlib.lines import Line2D
 from matplotlib.patches import Rectangle
 
+from slidingpolicy._paths import StrPath
 from slidingpolicy.engine.timeline import BATCHES, FIRST_TID, REQUESTS
 from slidingpolicy.figures.plots import _save
 
@@ -26,7 +26,7 @@ def _kind(name: str) -> str:
 
 
 def plot_timeline(
-    trace: dict[str, Any], path: Path, requests: int = 16, until_s: float | None = None
+    trace: dict[str, Any], path: StrPath, requests: int = 16, until_s: float | None = None
 ) -> None:
     """The first `requests` request tracks and the batches, up to `until_s` seconds (all by
     default), as a PNG at `path`."""

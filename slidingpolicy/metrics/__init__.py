@@ -10,14 +10,19 @@ One definition each, used by the engine, the CLI, the reports and the tests:
   require the latter: a token ahead of its deadline banks slack, so a later gap longer than
   L_tbt can still meet every deadline (SLO attainment 100% beside max-gap attainment 10% is
   consistent: most gaps were long, no deadline was missed);
-- attainments are fractions of all requests of the workload: a request still live at the end
+- every figure below is over the requests a run **counts**: all of them, or in a steady-state
+  trial the window after its warm-up (`workloads.steady_state`); the others are load;
+- attainments are fractions of the counted requests: a request still live at the end
   of a run has missed, and so has one the policy **gave up** (`BatchPlan.given_up`: the
   engine finished it unserved, with its own reason, so that its client can retry elsewhere),
   counted apart as `given_up`;
 - latency statistics, each as mean, median, standard deviation (population), p90 and p99,
   the percentiles nearest-rank (the smallest value whose cumulative count reaches ⌈q·N/100⌉),
   the median the p50:
-  - **TTFT**: first token − arrival, over requests that produced a token;
+  - **TTFT**: first token − arrival, over requests that produced a token; and, with its wait
+    so far, a request still **waiting** for its first token when a steady-state trial
+    stopped at its horizon (it had missed by then): the statistics are then lower bounds,
+    and `waiting` says how many;
   - **TPOT** (time per output token): (last token − first token) / (tokens − 1), over the
     completed requests with at least two tokens;
   - **ITL** (inter-token latency; TBT in the paper): every gap between consecutive tokens of a
@@ -32,7 +37,11 @@ One definition each, used by the engine, the CLI, the reports and the tests:
   bench serve` calls request goodput); the engine's *capacity* is the highest arrival rate at
   which attainment stays ≥ 99% (`runs.capacity_search`);
 - throughput: output tokens (and completed requests) per second of the run's span, from the
-  first arrival to the last token;
+  first counted arrival to the run's end;
+- **drain**: how long counted requests were still served on time after the last arrival
+  (the last such request's last token − the last arrival, or 0): a finite trial's free
+  time, with no later request competing; a steady-state trial has none until its arrivals
+  run out, and a trial that is mostly drain does not stand for the long run;
 - predictor error: the policy's predicted latency of a plan against the iteration's measured
   latency, over the iterations that schedule prefill tokens (where the prediction decides the
   chunk; decode-only iterations are advanced in closed form without a plan).

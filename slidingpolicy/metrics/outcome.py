@@ -29,6 +29,10 @@ class RequestOutcome:
     given_up: FloatArray
     """Seconds from arrival to the give-up notice (NaN where the request was not given up)."""
 
+    def of(self, index: IntArray) -> RequestOutcome:
+        """The outcome of the requests at `index` only."""
+        return RequestOutcome(*(column[index] for column in attrs.astuple(self, recurse=False)))
+
 
 def outcome(log: TokenLog) -> RequestOutcome:
     """Judge every request against its SLO (`slidingpolicy.metrics`)."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Any
 
 import attrs
@@ -68,6 +69,13 @@ class Metrics:
     late_ttft_max: float
     given_up: int
     ttft_or_notice_p99: float
+    drain: float
+    waiting: int
+
+    @property
+    def drain_share(self) -> float:
+        """The drain's share of the span (0 without a span)."""
+        return self.drain / self.span if self.span > 0 else 0.0
 
     def stats(self, latency: str) -> Stats:
         """The statistics of `latency`, a key of `LATENCIES` ("ttft", "tpot", "tbt", "e2e")."""
@@ -92,76 +100,87 @@ def summarize(
     end: float,
     iterations: int,
     predictor_errors: tuple[float, float, int] = (0.0, 0.0, 0),
+    waiting: Sequence[int] = (),
 ) -> Metrics:
-    """The run's metrics; `predictor_errors` is (Σ|T̂ − T|, Σ(T̂ − T), count)."""
-    c = log.columns
-    result = outcome(log)
-    n = int(c.arrival.size)
-    span = end - float(c.arrival[0]) if n else 0.0
-    output_tokens = int(log.generated.sum())
+    """The run's metrics over its counted requests (`TokenLog.counted`: a steady-state
+    trial's window, or every request); `predictor_errors` is (Σ|T̂ − T|, Σ(T̂ − T), count);
+    `waiting` are the requests still waiting for their first token when a steady-state trial
+    stopped at its horizon, each counted in the TTFT statistics with its wait so far."""
+    counted = np.flatnonzero(log.counted)
+    result = outcome(log).of(counted)
+    arrival = log.columns.arrival[counted]
+    generated = log.generated[counted]
+    n = int(counted.size)
+    span = end - float(arrival[0]) if n else 0.0
+    output_tokens = int(generated.sum())
     abs_error, signed_error, count = predictor_errors
-    ttft, itl, tpot, e2e, late = _latencies(log, result)
+    still = np.isin(counted, np.asarray(waiting, dtype=np.int64))
+    waited = np.where(still, end - arrival, result.ttft)
+    ttft, itl, tpot, e2e, late = _latencies(log, arrival, generated, result, waited)
     attained = float(result.attained.sum())
-    answered = np.where(np.isnan(result.ttft), result.given_up, result.ttft)
+    answered = np.where(np.isnan(waited), result.given_up, waited)
     return Metrics(
         requests=n,
         completed=int(result.completed.sum()),
-        attainment=float(result.attained.sum()) / n,
+        attainment=attained / n,
         ttft_attainment=float(result.ttft_attained.sum()) / n,
         tbt_attainment=float(result.tbt_attained.sum()) / n,
-        ttft_p50=ttft.median,
-        ttft_p90=ttft.p90,
-        ttft_p99=ttft.p99,
-        tbt_p50=itl.median,
-        tbt_p90=itl.p90,
-        tbt_p99=itl.p99,
         output_tokens=output_tokens,
         span=span,
         token_throughput=output_tokens / span if span > 0 else math.nan,
         request_throughput=float(result.completed.sum()) / span if span > 0 else math.nan,
         iterations=iterations,
-        preemptions=int(log.preemptions.sum()),
+        preemptions=int(result.preemptions.sum()),
         predictor_mae=abs_error / count if count else math.nan,
         predictor_bias=signed_error / count if count else math.nan,
-        ttft_mean=ttft.mean,
-        ttft_std=ttft.std,
-        tbt_mean=itl.mean,
-        tbt_std=itl.std,
-        tpot_mean=tpot.mean,
-        tpot_p50=tpot.median,
-        tpot_std=tpot.std,
-        tpot_p90=tpot.p90,
-        tpot_p99=tpot.p99,
-        e2e_mean=e2e.mean,
-        e2e_p50=e2e.median,
-        e2e_std=e2e.std,
-        e2e_p90=e2e.p90,
-        e2e_p99=e2e.p99,
         goodput=attained / span if span > 0 else math.nan,
         late_ttft_p99=percentile(late, 99),
         late_ttft_max=float(late.max()) if late.size else math.nan,
         given_up=int((~np.isnan(result.given_up)).sum()),
         ttft_or_notice_p99=percentile(answered[~np.isnan(answered)], 99),
+        drain=drain(result, float(log.columns.arrival[-1]) if log.columns.arrival.size else 0.0),
+        waiting=int(still.sum()),
+        **_fields("ttft", ttft),
+        **_fields("tbt", itl),
+        **_fields("tpot", tpot),
+        **_fields("e2e", e2e),
     )
+
+
+def _fields(latency: str, stats: Stats) -> dict[str, float]:
+    """`stats` as the `Metrics` fields of `latency` (`stat_fields`)."""
+    return dict(zip(stat_fields(latency), attrs.astuple(stats), strict=True))
+
+
+def drain(result: RequestOutcome, last_arrival: float) -> float:
+    """How long counted requests were still served on time after the last arrival: the
+    finite trial's free time, when no later request competed with them."""
+    finished = result.finish[result.attained]
+    return max(0.0, float(finished.max()) - last_arrival) if finished.size else 0.0
 
 
 def _latencies(
-    log: TokenLog, result: RequestOutcome
+    log: TokenLog,
+    arrival: FloatArray,
+    generated: IntArray,
+    result: RequestOutcome,
+    waited: FloatArray,
 ) -> tuple[Stats, Stats, Stats, Stats, FloatArray]:
-    """The TTFT, ITL (TBT), TPOT and end-to-end statistics, and the late requests' TTFTs."""
-    c = log.columns
-    produced = log.generated > 0
+    """The TTFT, ITL (TBT), TPOT and end-to-end statistics, and the late requests' TTFTs, of
+    the counted requests (their `arrival`, `generated` and `result`; `waited`: the TTFT, or
+    the wait so far of one still waiting at the end)."""
+    produced = ~np.isnan(waited)
     ended = result.completed
-    several = ended & (log.generated >= 2)
+    several = ended & (generated >= 2)
     tpot = Stats.of(
-        (result.finish[several] - (c.arrival + result.ttft)[several]) / (log.generated[several] - 1)
+        (result.finish[several] - (arrival + result.ttft)[several]) / (generated[several] - 1)
     )
     return (
-        Stats.of(result.ttft[produced]),
+        Stats.of(waited[produced]),
         _gap_stats(*log.gaps()),
         tpot,
-        Stats.of(result.finish[ended] - c.arrival[ended]),
-        result.ttft[produced & ~result.ttft_attained],
+        Stats.of(result.finish[ended] - arrival[ended]),
+        waited[produced & ~result.ttft_attained],
     )
 
 

@@ -28,12 +28,18 @@ class TokenLog:
     are Python lists (`counts`, `first`, `last`, `gap`, `late`, `preempted`; an engine touches a
     handful of requests per iteration), read as arrays through `generated`, `first_token`,
     `last_token`, `max_gap`, `max_lateness` and `preemptions`. `late_count` counts the requests
-    with a late token so far (max_lateness > 0).
+    with a late token so far (max_lateness > 0). Only the `counted` requests (every one by
+    default; a steady-state trial's window, `workloads.steady_state`) add their gaps and
+    count towards `late_count` and `given_up_unlate`.
     """
 
-    def __init__(self, columns: WorkloadColumns) -> None:
+    def __init__(self, columns: WorkloadColumns, counted: range | None = None) -> None:
         n = columns.arrival.size
         self.columns = columns
+        self.counted: list[bool] = [counted is None] * n
+        """Whether each request is counted."""
+        for i in counted or ():
+            self.counted[i] = True
         self._arrival: list[float] = columns.arrival.tolist()
         self._ttft: list[float] = columns.ttft.tolist()
         self._tbt: list[float] = columns.tbt.tolist()
@@ -85,7 +91,7 @@ class TokenLog:
 
     def record(self, indices: Sequence[int] | IntArray, now: float) -> None:
         """Requests `indices` each produced their next token at `now`."""
-        counts, late, last = self.counts, self.late, self.last
+        counts, late, last, counted = self.counts, self.late, self.last, self.counted
         arrival, ttft, tbt = self._arrival, self._ttft, self._tbt
         gaps = self._step_gaps
         for i in indices.tolist() if isinstance(indices, np.ndarray) else indices:
@@ -94,14 +100,15 @@ class TokenLog:
             counts[i] = k
             lateness = now - next_token_deadline(arrival[i], ttft[i], tbt[i], generated)
             if lateness > late[i]:
-                if lateness > 0.0 >= late[i]:
+                if lateness > 0.0 >= late[i] and counted[i]:
                     self.late_count += 1
                 late[i] = lateness
             if k == 1:
                 self.first[i] = now
             else:
                 gap = now - last[i]
-                gaps.append(gap)
+                if counted[i]:
+                    gaps.append(gap)
                 if gap > self.gap[i]:
                     self.gap[i] = gap
             last[i] = now
@@ -109,7 +116,7 @@ class TokenLog:
     def give_up(self, i: int, now: float) -> None:
         """Request i was given up at `now`: it ends unserved (`slidingpolicy.metrics`)."""
         self.notice[i] = now
-        if self.late[i] <= 0.0:
+        if self.late[i] <= 0.0 and self.counted[i]:
             self.given_up_unlate += 1
 
     def record_run(self, indices: Sequence[int] | IntArray, times: FloatArray) -> None:
@@ -127,19 +134,22 @@ class TokenLog:
         last = np.array([self.last[i] for i in listed], dtype=np.float64)
         first_gaps: FloatArray = times[0] - last
         gap = first_gaps
-        self._gaps.append(first_gaps)
+        counted = self.counted
+        kept = [counted[i] for i in listed]
+        self._gaps.append(first_gaps[kept])
         self._gap_weights.append(1)
         if times.size > 1:
             steady: FloatArray = times[1:] - times[:-1]
-            self._gaps.append(steady)
-            self._gap_weights.append(len(listed))
+            if any(kept):
+                self._gaps.append(steady)
+                self._gap_weights.append(sum(kept))
             gap = np.maximum(first_gaps, steady.max())
         end = float(times[-1])
         size = int(times.size)
         counts, late, gaps, lasts = self.counts, self.late, self.gap, self.last
         for i, lateness_i, gap_i in zip(listed, lateness.tolist(), gap.tolist(), strict=True):
             if lateness_i > late[i]:
-                if lateness_i > 0.0 >= late[i]:
+                if lateness_i > 0.0 >= late[i] and counted[i]:
                     self.late_count += 1
                 late[i] = lateness_i
             if gap_i > gaps[i]:

@@ -1,5 +1,6 @@
 """A policy and its options as one string, ``name[key=value,...]``: how the command line names
-a configured policy (``sarathi-edf[token_budget=768]``) and how results label it.
+a configured policy (``sarathi-edf[token_budget=768]``) or router (``slo-aware[notice=true]``)
+and how results label it.
 
 Values are JSON (numbers, true/false, null) or, when they do not parse as JSON, plain strings
 (``slidingserve[level_order=deadline]``). Options are written in the order given.
@@ -31,23 +32,35 @@ def _value(text: str) -> Any:
         return text
 
 
-def parse_label(text: str) -> tuple[str, Options]:
-    """The name and options of one label (the inverse of `label`)."""
+def parse_label(text: str, kind: str = "policy") -> tuple[str, Options]:
+    """The name and options of one label (the inverse of `label`); an error names the label
+    as a `kind` ("policy", "router")."""
     text = text.strip()
     name, bracket, rest = text.partition("[")
     name = name.strip()
     if not name or (bracket and not rest.endswith("]")) or "]" in name:
-        raise PolicyLabelError(f"policy {text!r}: expected name or name[key=value,...]")
+        raise PolicyLabelError(f"{kind} {text!r}: expected name or name[key=value,...]")
     options: list[tuple[str, Any]] = []
     body = rest[:-1].strip() if bracket else ""
     for part in body.split(",") if body else ():
         key, equals, value = part.partition("=")
         if not equals or not key.strip() or not value.strip():
-            raise PolicyLabelError(f"policy {text!r}: option {part.strip()!r} is not key=value")
+            raise PolicyLabelError(f"{kind} {text!r}: option {part.strip()!r} is not key=value")
         if any(key.strip() == k for k, _ in options):
-            raise PolicyLabelError(f"policy {text!r}: option {key.strip()!r} is given twice")
+            raise PolicyLabelError(f"{kind} {text!r}: option {key.strip()!r} is given twice")
         options.append((key.strip(), _value(value.strip())))
     return name, tuple(options)
+
+
+def plain_name(name: object) -> bool:
+    """Whether `name` can be registered: a label with no options, and no commas, spaces or
+    equals signs in it (the policies' and the routers' registries)."""
+    if not isinstance(name, str):
+        return False
+    try:
+        return parse_label(name) == (name, ()) and not any(c in name for c in ", \t=")
+    except PolicyLabelError:
+        return False
 
 
 def split_labels(text: str) -> list[str]:

@@ -169,15 +169,38 @@ def observe(
     learner: Learner, config: OnlineConfig, features: FloatArray, scenario: int, latency: float
 ) -> Learner:
     """One iteration ran a batch with `features` of `scenario` in `latency` seconds."""
+    learner, due = _observed(learner, config, features, scenario, latency)
+    return refit(learner, config) if due else learner
+
+
+def observe_deferring(
+    learner: Learner, config: OnlineConfig, features: FloatArray, scenario: int, latency: float
+) -> tuple[Learner, bool]:
+    """`observe`, but a full refit it would run (after the warm-up) is left to the caller:
+    the learner comes back with its rows folded, as that refit folds them, and True; the
+    caller puts `fitted(learner, config)` in force when it has it (`Online.install`). The
+    warm-up's refits, a scaling of the prior, run here."""
+    learner, due = _observed(learner, config, features, scenario, latency)
+    if not due:
+        return learner, False
+    if learner.priced < config.warmup:
+        return refit(learner, config), False
+    return attrs.evolve(_fold(learner, config), since_refit=0), True
+
+
+def _observed(
+    learner: Learner, config: OnlineConfig, features: FloatArray, scenario: int, latency: float
+) -> tuple[Learner, bool]:
+    """The observation pending (folded when `FOLD_ROWS` wait), and whether a refit is due."""
     rows = Rows(features.reshape(1, -1), np.array([scenario]), np.array([latency]))
     learner = _pend(learner, rows)
     if scenario == DECODE:
-        return _fold(learner, config) if learner.pending_rows >= FOLD_ROWS else learner
+        return (_fold(learner, config) if learner.pending_rows >= FOLD_ROWS else learner), False
     priced, since = learner.priced + 1, learner.since_refit + 1
     learner = attrs.evolve(learner, priced=priced, since_refit=since)
     if priced <= config.warmup or since >= config.refit_every:
-        return refit(learner, config)
-    return _fold(learner, config) if learner.pending_rows >= FOLD_ROWS else learner
+        return learner, True
+    return (_fold(learner, config) if learner.pending_rows >= FOLD_ROWS else learner), False
 
 
 def observe_decodes(
@@ -209,22 +232,27 @@ def observe_decodes(
 
 
 def refit(learner: Learner, config: OnlineConfig) -> Learner:
-    """Fold what is pending, fit (scale the prior during the warm-up, else `fit.solve`), and
-    calibrate the margin on the window re-priced by the new predictor."""
+    """Fold what is pending, and put the predictor fitted on it in force (`fitted`)."""
     learner = _fold(learner, config)
+    return attrs.evolve(learner, predictor=fitted(learner, config), since_refit=0)
+
+
+def fitted(learner: Learner, config: OnlineConfig) -> LatencyPredictor:
+    """The predictor a refit of `learner` (its rows folded) puts in force: the prior scaled
+    during the warm-up, else `fit.solve`, with the margin calibrated on the window re-priced
+    by it."""
     prior, stats = learner.prior, learner.stats
     if learner.priced < config.warmup:
-        fitted = prior.scaled(prior_scale(stats, prior))
+        fit = prior.scaled(prior_scale(stats, prior))
     else:
-        fitted = solve(stats, prior=prior, source=prior.source, prior_weight=config.prior_weight)
-    ratios = learner.window.ratios(fitted, config.margin_floor)
+        fit = solve(stats, prior=prior, source=prior.source, prior_weight=config.prior_weight)
+    ratios = learner.window.ratios(fit, config.margin_floor)
     quantile = config.margin_quantile
     margin = max(calibrate_margin(ratios, quantile), log_normal_margin(ratios, quantile))
     if len(ratios) < config.warmup:
         margin = max(margin, config.cold_margin)
     margin = min(margin, config.max_margin)
-    predictor = attrs.evolve(fitted, margin=margin)
-    return attrs.evolve(learner, predictor=predictor, since_refit=0)
+    return attrs.evolve(fit, margin=margin)
 
 
 def _pend(learner: Learner, rows: Rows) -> Learner:

@@ -106,17 +106,44 @@ class Online(Generic[S]):
         self, pstate: OnlineState[S], state: SchedulerState, plan: BatchPlan, latency: float
     ) -> OnlineState[S]:
         """Give the batch that ran and its latency to the learner."""
+        return self._observe(pstate, state, plan, latency, defer=False)[0]
+
+    def observe_deferring(
+        self, pstate: OnlineState[S], state: SchedulerState, plan: BatchPlan, latency: float
+    ) -> tuple[OnlineState[S], Learner | None]:
+        """`observe`, but a full refit it would run is left to the caller, which fits the
+        learner returned (`learner.fitted`, off an engine's step) and puts the predictor in
+        force with `install`; None when no refit is left to do."""
+        return self._observe(pstate, state, plan, latency, defer=True)
+
+    def install(self, pstate: OnlineState[S], predictor: LatencyPredictor) -> OnlineState[S]:
+        """`pstate` planning with `predictor`, a refit's (`observe_deferring`)."""
+        self._own(pstate)
+        learner = attrs.evolve(pstate.learner, predictor=predictor)
+        return OnlineState(self._over(learner), pstate.inner, learner)
+
+    def _observe(
+        self,
+        pstate: OnlineState[S],
+        state: SchedulerState,
+        plan: BatchPlan,
+        latency: float,
+        defer: bool,
+    ) -> tuple[OnlineState[S], Learner | None]:
         self._own(pstate)
         inner = pstate.policy.observe(pstate.inner, state, plan, latency)
         if not plan.allocations:
-            return pstate if inner is pstate.inner else attrs.evolve(pstate, inner=inner)
+            return (pstate if inner is pstate.inner else attrs.evolve(pstate, inner=inner)), None
         chunks = np.array([a.tokens for a in plan.allocations], dtype=np.int64)
         contexts = np.array(
             [_context(state, a.request_id) for a in plan.allocations], dtype=np.int64
         )
         x, scenario = batch_features(chunks, contexts, self.inner.predictor.tile)
-        learner = learning.observe(pstate.learner, self.config, x, scenario, latency)
-        return self._after(pstate, inner, learner)
+        if not defer:
+            learner = learning.observe(pstate.learner, self.config, x, scenario, latency)
+            return self._after(pstate, inner, learner), None
+        learner, due = learning.observe_deferring(pstate.learner, self.config, x, scenario, latency)
+        return self._after(pstate, inner, learner), (learner if due else None)
 
     def observe_decodes(
         self, pstate: OnlineState[S], decodes: Sequence[Request], latencies: Sequence[float]

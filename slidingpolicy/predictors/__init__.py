@@ -1,6 +1,7 @@
 """The predictors of the built-in hardware: the packaged defaults (`packaged/`, one JSON file per
 profile), how they are made (`profiling`: calibration batches sampled from a hardware model), and
-the predictor of any other hardware, fitted on first use and cached (`calibration`).
+the predictor of any other hardware, fitted on first use and cached (`calibration`); where the
+packaged files are (`locations`).
 
 This package sits above `pricing` (the predictor) and `hardware` (the models it is fitted on);
 the policy library below never imports it. The packaged files are written by
@@ -10,23 +11,9 @@ seed, never edited by hand.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from slidingpolicy import _validate
+from slidingpolicy.predictors.locations import packaged_path
 from slidingpolicy.pricing.model import LatencyPredictor
-
-PACKAGED = Path(__file__).resolve().parent / "packaged"
-"""The folder of the packaged default predictors."""
-
-
-def profile_key(gpu: str, model: str, tp: int) -> str:
-    """The file stem of a hardware profile's default predictor, e.g. "rtx3090-qwen2.5-7b-tp2"."""
-    return f"{gpu}-{model}-tp{tp}"
-
-
-def packaged_path(gpu: str = "rtx3090", model: str = "qwen2.5-7b", tp: int = 2) -> Path:
-    """Where the packaged predictor of a built-in hardware profile is (or would be)."""
-    return PACKAGED / f"{profile_key(gpu, model, tp)}.json"
 
 
 def default_predictor(

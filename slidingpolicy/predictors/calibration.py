@@ -41,6 +41,7 @@ import numpy as np
 import slidingpolicy.hardware
 import slidingpolicy.predictors.profiling
 import slidingpolicy.pricing
+from slidingpolicy._paths import StrPath
 from slidingpolicy.errors import SlidingPolicyError
 from slidingpolicy.hardware import HardwareModel, QuantizedRooflineModel
 from slidingpolicy.predictors import default_predictor
@@ -76,9 +77,10 @@ def predictor_for(
     return calibrated(build())
 
 
-def calibrated(hardware: HardwareModel, folder: Path | None = None) -> LatencyPredictor:
+def calibrated(hardware: HardwareModel, folder: StrPath | None = None) -> LatencyPredictor:
     """The predictor fitted on `hardware`, from the cache in `folder` (default `cache_dir()`)
     when it holds one for this content, else fitted now and cached."""
+    folder = None if folder is None else Path(folder)
     path = (folder or cache_dir()) / f"{fingerprint(hardware)}.json"
     if path.is_file():
         try:

@@ -12,8 +12,9 @@ from pathlib import Path
 
 import numpy as np
 
+from slidingpolicy._paths import StrPath
 from slidingpolicy.hardware import HardwareModel, build_hardware
-from slidingpolicy.predictors import PACKAGED, profile_key
+from slidingpolicy.predictors.locations import PACKAGED, profile_key
 from slidingpolicy.pricing.fit import fit_predictor
 from slidingpolicy.pricing.model import LatencyPredictor
 from slidingpolicy.pricing.samples import Sample
@@ -98,8 +99,9 @@ def make_default(gpu: str, model: str, tp: int, samples: int = DEFAULT_SAMPLES) 
     return fit_predictor(profile(hardware, samples, DEFAULT_SEED), source=hardware.name)
 
 
-def write_default(gpu: str, model: str, tp: int, folder: Path | None = None) -> Path:
+def write_default(gpu: str, model: str, tp: int, folder: StrPath | None = None) -> Path:
     """Regenerate one packaged default predictor; returns the file written."""
+    folder = None if folder is None else Path(folder)
     path = (folder or PACKAGED) / f"{profile_key(gpu, model, tp)}.json"
     make_default(gpu, model, tp).save(path)
     return path

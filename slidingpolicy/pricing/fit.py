@@ -39,6 +39,12 @@ and stops on its cost-change rule, the others short of the optimum (proofs/test_
 NARROW_BOX)."""
 
 
+def load_solver() -> None:
+    """Import the bounded least-squares solver (scipy's) now: it costs a second per process,
+    which a learner's first full refit would otherwise pay inside an engine's step."""
+    import scipy.optimize  # noqa: F401
+
+
 def no_x3(width: int = WIDTH) -> FloatArray:
     """Upper bounds that drop x3 (column 3 of [1, x1..x7(, x8)]) from the DECODE fit."""
     return np.array([0.0 if j == 3 else np.inf for j in range(width)])

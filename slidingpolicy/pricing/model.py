@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -14,6 +15,7 @@ from slidingpolicy import _validate
 from slidingpolicy._arrays import read_only
 from slidingpolicy._io import write_text
 from slidingpolicy._parse import read_json
+from slidingpolicy._paths import StrPath
 from slidingpolicy.errors import InvalidRecordError, PredictorFormatError
 from slidingpolicy.pricing.features import (
     NUM_FEATURES,
@@ -137,7 +139,12 @@ class LatencyPredictor:
         return (self.decode, self.prefill, self.mixed)
 
     def predict(self, chunks: IntArray, contexts: IntArray) -> float:
-        """T̂ of a batch of (c_i, u_i) (eq. 4–6); 0 for an empty batch."""
+        """T̂ of a batch of (c_i, u_i) (eq. 4–6), in seconds; 0 for an empty batch.
+
+        `chunks[i]` is c_i, the tokens request i runs in the batch (1 for a decode),
+        `contexts[i]` its u_i, the tokens already in its KV cache (`Request.context_tokens`),
+        both int64 arrays in the same order.
+        """
         if len(chunks) == 0:
             return 0.0
         x, scenario = batch_features(chunks, contexts, self.tile)
@@ -250,15 +257,17 @@ class LatencyPredictor:
         except ValueError as error:
             raise PredictorFormatError(f"{origin}: malformed predictor ({error})") from error
 
-    def save(self, path: Path | str) -> None:
+    def save(self, path: StrPath) -> None:
         """Write the versioned JSON form (atomically: a temporary file, then a rename)."""
         write_text(Path(path), json.dumps(self.to_dict(), indent=2) + "\n")
 
     @classmethod
-    def load(cls, path: Path | str) -> LatencyPredictor:
+    def load(cls, path: StrPath) -> LatencyPredictor:
         """Read a predictor written by `save`."""
-        if not isinstance(path, str | Path):
-            raise PredictorFormatError(f"path: must be a str or Path, got {type(path).__name__}")
+        if not isinstance(path, str | os.PathLike):
+            raise PredictorFormatError(
+                f"path: must be a str or os.PathLike, got {type(path).__name__}"
+            )
         formats = f"expected a {FORMAT} JSON file (written by `slidingpolicy fit --out`)"
         data = read_json(path, PredictorFormatError, formats)
         return cls.from_dict(data, origin=str(path))

@@ -164,13 +164,15 @@ class CandidateQueue:
 
     def with_prompt_limit(self, prompt_limit: int | None) -> CandidateQueue:
         """The same members, shown under another `prompt_limit`; it shares this queue's indexes
-        (they hold every member, shown or not)."""
+        (they hold every member, shown or not), so that an index built on it stays with this
+        queue and the queues made from it."""
         if prompt_limit is not None:
             _validate.integer("candidate queue", "prompt_limit", prompt_limit, 0)
         queue: CandidateQueue = _unchecked(prompt_limit, self.members, self.latest_arrival)
         indexes = _INDEXES.get(self)
-        if indexes is not None:
-            _INDEXES.put(queue, indexes)
+        if indexes is None:
+            indexes = _INDEXES.put(self, {})
+        _INDEXES.put(queue, indexes)
         return queue
 
     def update(self, remove: Iterable[str] = (), add: Iterable[Request] = ()) -> CandidateQueue:

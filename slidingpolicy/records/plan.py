@@ -101,6 +101,15 @@ class Diagnostics:
 class BatchPlan:
     """The batch to run now.
 
+    `allocations` give each request of the batch its tokens (c_i), each request at most once.
+    `branch` says which branch decided the plan (`PlanBranch`: it tells `check_plan` which
+    invariants apply). `prefill_budget` is the prefill tokens the plan allowed: SlidingServe's
+    B, what its chunker or constructor decided; any other policy's, the prefill tokens its
+    plan holds (no invariant reads it; traces and QoServe's throughput estimate do).
+    `predicted_latency` is T̂ of the batch in seconds (eq. 4–6), as the policy priced it
+    (0.0 for one that prices nothing): invariants 6 and 7 bound SlidingServe's by deadlines,
+    and the engine reports its error beside the measured latency (predictor MAE).
+
     `preempted` lists decodes left out because KV memory is short (the engine preempts them);
     `deferred` lists decodes left out because the token budget is short (they wait a step);
     `given_up` lists waiting or prefilling requests whose SLO can no longer be met, which the

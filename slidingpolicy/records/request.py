@@ -56,6 +56,20 @@ class Request:
     preempted by recompute after g tokens waits again as one whose prompt holds those g
     tokens, with generated 0 and a TTFT SLO of L_ttft + g·L_tbt: its deadline is still that of
     its token g + 1 (eq. 1), and u_i counts only what is cached.
+
+    What a policy reads off it, derived when it is built:
+
+    - `deadline`: when its next token is due, d = a_i + L_ttft + generated · L_tbt (eq. 1):
+      in prefill, its first token's (the TTFT deadline); decoding, its next token's.
+      `slack(now)` is d − now, negative once it has passed.
+    - `remaining_prefill`: r_i = p_i − prefilled (eq. 10): the most tokens a plan may give it
+      (invariant 2); 0 once it decodes.
+    - `is_decoding`: whether its whole prompt is cached; a plan then gives it exactly one token
+      or lists it as left out, `preempted` or `deferred` (invariants 2 and 3).
+    - `context_tokens`: u_i = prefilled + generated, the tokens already in its KV cache: its
+      entry of `contexts` in `LatencyPredictor.predict`.
+    - `one_token`: `Allocation(id, 1)`, all a decode runs (invariant 2): made with the record
+      and carried by `next_token`, so that a plan does not build one per decode per iteration.
     """
 
     id: str
@@ -68,16 +82,10 @@ class Request:
     protected: bool = False
     max_new_tokens: int | None = None
     deadline: float = attrs.field(init=False, eq=False, repr=False)
-    """Deadline of the next token, d = a_i + L_ttft + generated · L_tbt (eq. 1)."""
     remaining_prefill: int = attrs.field(init=False, eq=False, repr=False)
-    """r_i = p_i − prefilled (eq. 10)."""
     context_tokens: int = attrs.field(init=False, eq=False, repr=False)
-    """u_i = prefilled + generated: the tokens already cached."""
     is_decoding: bool = attrs.field(init=False, eq=False, repr=False)
-    """True once the whole prompt is cached."""
     one_token: Allocation = attrs.field(init=False, eq=False, repr=False)
-    """`Allocation(id, 1)`, all a decode runs (invariant 2): made with the record and carried
-    by `next_token`, so that a plan does not build one per decode per iteration."""
 
     def __attrs_post_init__(self) -> None:
         if not isinstance(self.id, str) or not self.id:

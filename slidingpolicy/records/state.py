@@ -23,7 +23,18 @@ class SchedulerState:
     """Every live request (waiting, prefilling, decoding) at time `now`.
 
     `prefill_throughput` is ρ_t (tokens/s, eq. 12); `kv_free_tokens` is the number of KV slots
-    free for new tokens this iteration (None = unlimited).
+    free for new tokens this iteration (None = unlimited): every token a plan gives takes one
+    (invariant 5).
+
+    What a policy reads off it:
+
+    - `decoding`: the requests whose prompt is fully cached (set D of eq. 4), in state order:
+      each gets one token in every plan unless the token budget or the free KV slots forbid
+      it (invariant 3).
+    - `prefill_candidates`: the waiting and prefilling requests (P_t of Alg. 2), in state
+      order; an engine shows a waiting one only when its whole prompt fits in the free KV.
+    - `requests`: every live request, the decodes and the candidates.
+    - `request(id)`: the live request with that id, or None.
 
     Built from one tuple of requests, or (`of`) from the decodes and a `CandidateQueue` an
     engine keeps up to date between iterations: then nothing here walks the queue unless
@@ -36,7 +47,6 @@ class SchedulerState:
     prefill_throughput: float
     kv_free_tokens: int | None = None
     decoding: tuple[Request, ...] = attrs.field(init=False, repr=False)
-    """The requests whose prompt is fully cached (set D of eq. 4), in state order."""
     _candidates: tuple[Request, ...] | None = attrs.field(init=False, repr=False)
     """The candidates of a listed state (None for a queued one: `prefill_candidates`)."""
     _queue: CandidateQueue | None = attrs.field(init=False, repr=False)

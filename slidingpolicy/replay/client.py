@@ -10,6 +10,10 @@ Bounded: a request that has not finished `timeout` seconds after it was sent is 
 counted as failed, so a run ends by its last arrival plus `timeout`. A request the policy gave
 up on (`give_up_after`) ends with a notice in its stream; its time is kept, as the engine's.
 
+A steady-state trial (`workloads.steady_state`) ends when its counted requests have: the
+requests around them still waiting to be sent are not, and those in flight are cancelled
+(their connections closed, as a client that leaves), failing with `NOT_NEEDED`.
+
 Needs aiohttp (``pip install 'slidingpolicy[replay]'``).
 """
 
@@ -26,7 +30,7 @@ import attrs
 
 from slidingpolicy.embedding import GIVEN_UP_NOTICE
 from slidingpolicy.errors import EngineError
-from slidingpolicy.replay.measure import Measured
+from slidingpolicy.replay.measure import NOT_NEEDED, Measured
 from slidingpolicy.replay.requests import Completion
 
 LEAD = 0.2
@@ -127,10 +131,14 @@ async def send(
     clock: Clock,
     timeout: float,
 ) -> Measured:
-    """Send `completion` at its arrival on `clock`, and measure it."""
-    await asyncio.sleep(max(0.0, completion.arrival - clock()))
-    sent = clock()
+    """Send `completion` at its arrival on `clock`, and measure it; cancelled, what it got
+    so far, failing with `NOT_NEEDED` (sent at the cancel, if it was not yet)."""
     read = _Read()
+    try:
+        await asyncio.sleep(max(0.0, completion.arrival - clock()))
+    except asyncio.CancelledError:
+        return Measured(clock(), (), NOT_NEEDED)
+    sent = clock()
     failure: str | None
     try:
         async with asyncio.timeout(timeout):
@@ -143,6 +151,8 @@ async def send(
                     failure = await _stream(response, clock, read)
     except (TimeoutError, aiohttp.ClientError, ValueError) as error:
         failure = _failure(error)
+    except asyncio.CancelledError:
+        return Measured(sent, tuple(read.tokens), NOT_NEEDED, read.notice)
     got = len(read.tokens)
     if failure is None and got != completion.max_tokens:
         failure = f"{'fewer' if got < completion.max_tokens else 'more'} tokens than asked"
@@ -155,22 +165,30 @@ async def send_all(
     completions: Sequence[Completion],
     timeout: float,
     on_done: Callable[[Measured], None] | None = None,
+    counted: range | None = None,
 ) -> list[Measured]:
-    """Send every completion at its arrival and measure them all (in the order given)."""
+    """Send every completion at its arrival and measure them all (in the order given); with
+    `counted` (a steady-state trial's window), only until those have finished, the others cut
+    short then (module docstring). `on_done` is told of each counted one as it ends."""
     start = time.perf_counter() + LEAD
+    window = range(len(completions)) if counted is None else counted
 
     def clock() -> float:
         return time.perf_counter() - start
 
-    async def one(completion: Completion) -> Measured:
+    async def one(i: int, completion: Completion) -> Measured:
         measured = await send(session, url, model, completion, clock, timeout)
-        if on_done is not None:
+        if on_done is not None and i in window:
             on_done(measured)
         return measured
 
     connector = aiohttp.TCPConnector(limit=0, force_close=True)
     async with aiohttp.ClientSession(connector=connector, read_bufsize=READ_BUFFER) as session:
-        return list(await asyncio.gather(*(one(c) for c in completions)))
+        tasks = [asyncio.create_task(one(i, c)) for i, c in enumerate(completions)]
+        await asyncio.gather(*(tasks[i] for i in window))
+        for task in tasks:
+            task.cancel()
+        return list(await asyncio.gather(*tasks))
 
 
 async def _get_json(session: aiohttp.ClientSession, url: str) -> Any:

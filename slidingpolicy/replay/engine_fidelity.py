@@ -20,12 +20,12 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 import attrs
 import numpy as np
 
+from slidingpolicy._paths import StrPath
 from slidingpolicy.engine.run_types import EngineOptions
 from slidingpolicy.replay.engines import NATIVE
 from slidingpolicy.replay.matrix import cell_arrivals
@@ -189,7 +189,7 @@ def ranking_rows(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     return pairs
 
 
-def plot_fidelity(rows: Sequence[dict[str, Any]], path: Path, title: str) -> None:
+def plot_fidelity(rows: Sequence[dict[str, Any]], path: StrPath, title: str) -> None:
     """Attainment and p50 TTFT against rate per arm: real (median, min–max bars, solid) and
     simulated (mean over seeds, dashed, the same colour)."""
     import matplotlib.pyplot as plt

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import attrs
 
+from slidingpolicy._paths import StrPath
 from slidingpolicy.errors import EngineError, PolicyLabelError, UnknownNameError
 from slidingpolicy.policies import by_name, names
 from slidingpolicy.policies.labels import Options, label, parse_label, split_labels
@@ -95,9 +96,10 @@ class Engine:
     env: Callable[[Mapping[str, str]], dict[str, str]]
 
 
-def engine_python(given: Path | None, engine: Engine) -> Path:
+def engine_python(given: StrPath | None, engine: Engine) -> Path:
     """The Python of `engine`'s environment: `given`, checked to be an executable file that
     finds the adapter package (without importing it, which can take seconds)."""
+    given = None if given is None else Path(given)
     option = engine.python_option
     if given is None:
         raise EngineError(

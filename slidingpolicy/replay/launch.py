@@ -19,6 +19,7 @@ from types import MappingProxyType
 
 import attrs
 
+from slidingpolicy._paths import as_optional_path, as_path
 from slidingpolicy.errors import EngineError
 from slidingpolicy.replay.engines import Arm, Engine, engine_python, parse_arms
 from slidingpolicy.replay.launcher import Server, free_port, running
@@ -49,13 +50,13 @@ class Launch:
 
     engine: Engine
     policies: str
-    model: Path | None
+    model: Path | None = attrs.field(converter=as_optional_path)
     shape: str | None
-    python: Path | None
+    python: Path | None = attrs.field(converter=as_optional_path)
     extra: Sequence[str]
-    predictor: Path | None
-    trace_dir: Path | None
-    out: Path
+    predictor: Path | None = attrs.field(converter=as_optional_path)
+    trace_dir: Path | None = attrs.field(converter=as_optional_path)
+    out: Path = attrs.field(converter=as_path)
     plugins: tuple[str, ...] = ()
 
 

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import attrs
 
+from slidingpolicy._paths import StrPath
 from slidingpolicy.errors import EngineError
 
 POLL = 0.5
@@ -98,9 +99,10 @@ class Server:
     output to `log`, ready when `url`/health answers 200."""
 
     def __init__(
-        self, name: str, command: Sequence[str], env: Mapping[str, str], log: Path, url: str
+        self, name: str, command: Sequence[str], env: Mapping[str, str], log: StrPath, url: str
     ) -> None:
-        self.name, self.command, self.env, self.log, self.url = name, command, env, log, url
+        self.name, self.command, self.env, self.url = name, command, env, url
+        self.log = Path(log)
         self.process: subprocess.Popen[bytes] | None = None
         self.started = float("nan")
         self.ready_after = float("nan")

@@ -26,6 +26,10 @@ from slidingpolicy.errors import InvalidRecordError
 from slidingpolicy.metrics import Metrics, RequestOutcome, TokenLog, outcome, summarize
 from slidingpolicy.workloads import Workload
 
+NOT_NEEDED = "not needed: the counted requests had finished"
+"""The failure of a request around a steady-state trial's window, cut short or never sent
+once the window's requests had all finished (it is not counted)."""
+
 UNOBSERVED = ("iterations", "preemptions", "predictor_mae", "predictor_bias")
 """Metrics a client cannot measure (the engine's own counts and its policy's predictions)."""
 
@@ -65,7 +69,8 @@ def token_log(workload: Workload, measured: Sequence[Measured]) -> TokenLog:
             "measured",
             f"has {len(measured)} requests measured for {len(workload)} sent",
         )
-    log = TokenLog(workload.columns())
+    window = workload.window
+    log = TokenLog(workload.columns(), None if window is None else window.indices)
     for i, request in enumerate(measured):
         for time in request.tokens:
             log.record((i,), time)
@@ -75,9 +80,11 @@ def token_log(workload: Workload, measured: Sequence[Measured]) -> TokenLog:
 
 
 def run_end(workload: Workload, measured: Sequence[Measured]) -> float:
-    """The end of a replayed run: its last token, or its last arrival if none came after."""
-    last = max((m.tokens[-1] for m in measured if m.tokens), default=-math.inf)
-    return max(last, workload.requests[-1].arrival)
+    """The end of a replayed run: its counted requests' last token, or their last arrival if
+    none came after."""
+    counted = workload.counted
+    last = max((measured[i].tokens[-1] for i in counted if measured[i].tokens), default=-math.inf)
+    return max(last, workload.requests[counted[-1]].arrival)
 
 
 def judge(workload: Workload, measured: Sequence[Measured]) -> tuple[Metrics, RequestOutcome]:
@@ -87,14 +94,14 @@ def judge(workload: Workload, measured: Sequence[Measured]) -> tuple[Metrics, Re
     return summarize(log, run_end(workload, measured), iterations=0), outcome(log)
 
 
-def failures(measured: Sequence[Measured]) -> dict[str, int]:
-    """How many requests failed, by reason, most frequent first."""
-    return dict(Counter(m.failure for m in measured if m.failure is not None).most_common())
+def failures(workload: Workload, measured: Sequence[Measured]) -> dict[str, int]:
+    """How many counted requests failed, by reason, most frequent first."""
+    reasons = (measured[i].failure for i in workload.counted)
+    return dict(Counter(r for r in reasons if r is not None).most_common())
 
 
 def send_lag(workload: Workload, measured: Sequence[Measured]) -> float:
-    """The latest a request was sent after its arrival time (the client's own delay)."""
-    return max(
-        (m.sent - r.arrival for r, m in zip(workload.requests, measured, strict=True)),
-        default=0.0,
-    )
+    """The latest a counted request was sent after its arrival time (the client's own
+    delay)."""
+    requests = workload.requests
+    return max((measured[i].sent - requests[i].arrival for i in workload.counted), default=0.0)

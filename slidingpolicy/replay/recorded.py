@@ -16,6 +16,7 @@ from typing import Any
 
 import attrs
 
+from slidingpolicy._paths import StrPath
 from slidingpolicy.errors import InvalidRecordError
 from slidingpolicy.replay.matrix import Cell
 from slidingpolicy.runs.specs import WorkloadSpec
@@ -64,24 +65,26 @@ class Recorded:
 
 
 def _run(record: str, data: Any) -> RecordedRun:
-    """A run as results.json writes it (`ReplayRun.to_dict`)."""
+    """A run as results.json writes it (`ReplayRun.to_dict`); one recorded before
+    steady-state trials (no `whole`) was a finite trial."""
     try:
         rate = data["rate"]
         cell = Cell(None if rate is None else float(rate), int(data["seed"]), int(data["repeat"]))
         workload = data["workload"]
-        spec = WorkloadSpec(**{k: workload[k] for k in workload if k != "recorded"})
+        given = {k: workload[k] for k in workload if k != "recorded"}
+        spec = WorkloadSpec(**{"whole": True, **given})
         return RecordedRun(str(data["policy"]), cell, spec, dict(data["metrics"]))
     except (KeyError, TypeError, ValueError) as error:
         raise InvalidRecordError(record, "runs", f"a run is malformed ({error})") from None
 
 
-def read_replay(folders: Sequence[Path]) -> Recorded:
+def read_replay(folders: Sequence[StrPath]) -> Recorded:
     """The runs, targets and settings of the replays whose results.json are in `folders`."""
     runs: list[RecordedRun] = []
     targets: list[Mapping[str, Any]] = []
     settings: list[Mapping[str, Any]] = []
     for folder in folders:
-        path = folder / "results.json"
+        path = Path(folder) / "results.json"
         record = f"replay results {path}"
         try:
             document = json.loads(path.read_text())

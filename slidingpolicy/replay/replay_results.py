@@ -10,15 +10,15 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 import attrs
 import numpy as np
 
+from slidingpolicy._paths import StrPath
 from slidingpolicy.metrics import SLO_TARGET, Metrics, RequestOutcome
 from slidingpolicy.replay.matrix import Cell
-from slidingpolicy.replay.measure import UNOBSERVED, Measured
+from slidingpolicy.replay.measure import NOT_NEEDED, UNOBSERVED, Measured
 from slidingpolicy.runs.results import metrics_row, request_rows
 from slidingpolicy.runs.specs import WorkloadSpec
 from slidingpolicy.workloads import Workload
@@ -85,6 +85,8 @@ class ReplayRun:
             **self.label(),
             "mean_rate": self.rate,
             "workload": attrs.asdict(self.spec),
+            "window": None if self.workload.window is None else self.workload.window.to_dict(),
+            "cut_short": sum(m.failure == NOT_NEEDED for m in self.measured),
             "metrics": metrics,
             "failures": self.failures,
             "wall_seconds": self.wall,
@@ -122,7 +124,7 @@ def summary_rows(runs: Sequence[ReplayRun]) -> list[dict[str, Any]]:
     return rows
 
 
-def plot_replay(runs: Sequence[ReplayRun], path: Path, title: str) -> None:
+def plot_replay(runs: Sequence[ReplayRun], path: StrPath, title: str) -> None:
     """SLO attainment (median over each setting's runs, bars from min to max) and median p99
     TTFT against the request rate, one line per arm."""
     import matplotlib.pyplot as plt

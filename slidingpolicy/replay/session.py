@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import attrs
 
 if TYPE_CHECKING:
+    from slidingpolicy._paths import StrPath
     from slidingpolicy.replay.matrix import Cell
     from slidingpolicy.replay.replay_results import ReplayRun
     from slidingpolicy.replay.targets import Target
@@ -50,7 +51,7 @@ def replay_all(
     vocab: int,
     keep: bool,
     start: tuple[float, int],
-    out: Path,
+    out: StrPath,
     invocation: dict[str, Any],
     progress: Progress,
 ) -> tuple[list[ReplayRun], list[dict[str, Any]]]:
@@ -150,7 +151,14 @@ def _run_one(
     with target.measuring() as model:
         began = time.monotonic()
         measured = asyncio.run(
-            send_all(target.url, model, sent, plan.timeout, on_done=lambda _: ticker(1))
+            send_all(
+                target.url,
+                model,
+                sent,
+                plan.timeout,
+                on_done=lambda _: ticker(1),
+                counted=workload.counted,
+            )
         )
         wall = time.monotonic() - began
     metrics, outcome = judge(workload, measured)
@@ -162,7 +170,7 @@ def _run_one(
         tuple(measured),
         metrics,
         outcome,
-        failures(measured),
+        failures(workload, measured),
         wall,
         send_lag(workload, measured),
     )
@@ -173,7 +181,7 @@ def _rate_text(rate: float | None) -> str:
 
 
 def write_results(
-    out: Path,
+    out: StrPath,
     plan: Plan,
     runs: Sequence[ReplayRun],
     skipped: Sequence[dict[str, Any]],
@@ -182,6 +190,7 @@ def write_results(
 ) -> None:
     """results.json (with `invocation`: the command line and its settings), runs.csv,
     summary.csv, requests.csv and replay.png under `out`."""
+    out = Path(out)
     from slidingpolicy.replay.replay_results import plot_replay, summary_rows
     from slidingpolicy.runs.results import write_csv, write_json
 

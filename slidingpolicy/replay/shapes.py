@@ -27,6 +27,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from slidingpolicy._paths import StrPath
 from slidingpolicy.errors import EngineError, UnknownNameError
 
 _OPT = {
@@ -131,8 +132,9 @@ def shape_names() -> tuple[str, ...]:
     return tuple(SHAPES)
 
 
-def write_shape(name: str, folder: Path) -> Path:
+def write_shape(name: str, folder: StrPath) -> Path:
     """A model folder at `folder` holding only the shape's `config.json`."""
+    folder = Path(folder)
     if name not in SHAPES:
         raise UnknownNameError("model shape", name, shape_names())
     folder.mkdir(parents=True, exist_ok=True)
@@ -140,8 +142,9 @@ def write_shape(name: str, folder: Path) -> Path:
     return folder
 
 
-def vocab_size(folder: Path) -> int:
+def vocab_size(folder: StrPath) -> int:
     """The `vocab_size` of the model folder's `config.json`."""
+    folder = Path(folder)
     path = folder / "config.json"
     try:
         config = json.loads(path.read_text())

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
+from slidingpolicy._paths import StrPath
 from slidingpolicy.policies import by_name
 from slidingpolicy.predictors import default_predictor
 from slidingpolicy.replay.engines import NATIVE, Arm, Engine
@@ -49,13 +49,13 @@ def batch_tokens(arm: Arm) -> int:
 
 
 def serve_command(
-    python: Path,
-    model: Path,
+    python: StrPath,
+    model: StrPath,
     name: str,
     port: int,
     arm: Arm,
-    predictor: Path | None = None,
-    trace: Path | None = None,
+    predictor: StrPath | None = None,
+    trace: StrPath | None = None,
     extra: Sequence[str] = (),
 ) -> list[str]:
     """The command that serves `model` as `name` on 127.0.0.1:`port` under `arm`; `extra`

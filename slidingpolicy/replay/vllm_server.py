@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
+from slidingpolicy._paths import StrPath
 from slidingpolicy.replay.engines import NATIVE, Arm, Engine
 
 PYTHON_VARIABLE = "SLIDINGPOLICY_VLLM_PYTHON"
@@ -38,7 +38,7 @@ SERVE_ARGS = (
 )
 
 
-def adapter_config(arm: Arm, predictor: Path | None, trace: Path | None) -> dict[str, Any]:
+def adapter_config(arm: Arm, predictor: StrPath | None, trace: StrPath | None) -> dict[str, Any]:
     """The adapter's ``--additional-config`` section for a policy arm."""
     config: dict[str, Any] = {"policy": arm.policy, "options": dict(arm.options)}
     if predictor is not None:
@@ -51,13 +51,13 @@ def adapter_config(arm: Arm, predictor: Path | None, trace: Path | None) -> dict
 
 
 def serve_command(
-    python: Path,
-    model: Path,
+    python: StrPath,
+    model: StrPath,
     name: str,
     port: int,
     arm: Arm,
-    predictor: Path | None = None,
-    trace: Path | None = None,
+    predictor: StrPath | None = None,
+    trace: StrPath | None = None,
     extra: Sequence[str] = (),
 ) -> list[str]:
     """The command that serves `model` as `name` on 127.0.0.1:`port` under `arm`."""

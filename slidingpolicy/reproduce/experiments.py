@@ -16,7 +16,7 @@ import numpy as np
 
 from slidingpolicy.engine.simulator import simulate
 from slidingpolicy.policies import by_name
-from slidingpolicy.predictors import PACKAGED, profile_key
+from slidingpolicy.predictors.locations import PACKAGED, profile_key
 from slidingpolicy.predictors.profiling import profile
 from slidingpolicy.pricing import evaluate, fit_predictor
 from slidingpolicy.reproduce.presets import (

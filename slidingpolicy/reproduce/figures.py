@@ -14,6 +14,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.axes import Axes
 
+from slidingpolicy._paths import StrPath
 from slidingpolicy.figures.plots import LINESTYLES, MARKERS, _save
 from slidingpolicy.reproduce import paper
 from slidingpolicy.reproduce.experiments import UNIT_POLICY, rows_of
@@ -39,7 +40,7 @@ def _style(i: int) -> dict[str, Any]:
     return {"marker": MARKERS[i % len(MARKERS)], "linestyle": LINESTYLES[i % len(LINESTYLES)]}
 
 
-def capacity_figure(results: Row, path: Path) -> None:
+def capacity_figure(results: Row, path: StrPath) -> None:
     """Fig. 4: mean capacity per policy and data set, min–max bars, one panel per setting."""
     caps = Capacities(results["capacity"])
     keys = [s["key"] for s in results["config"]["settings"]]
@@ -70,7 +71,7 @@ def capacity_figure(results: Row, path: Path) -> None:
     _save(fig, path)
 
 
-def limit_figure(results: Row, path: Path) -> None:
+def limit_figure(results: Row, path: StrPath) -> None:
     """Each policy's mean capacity as a share of the case's bound, one panel per setting."""
     caps, limits = Capacities(results["capacity"]), Limits(results["limits"])
     keys = [s["key"] for s in results["config"]["settings"]]
@@ -89,7 +90,7 @@ def limit_figure(results: Row, path: Path) -> None:
     _save(fig, path)
 
 
-def load_figure(results: Row, path: Path, field: str = "violation") -> None:
+def load_figure(results: Row, path: StrPath, field: str = "violation") -> None:
     """Fig. 5: the violation rate (or a latency percentile, `field`) against load, one panel
     per case."""
     rows: list[Row] = results["load"]
@@ -111,12 +112,12 @@ def load_figure(results: Row, path: Path, field: str = "violation") -> None:
     _save(fig, path)
 
 
-def latency_figure(results: Row, path: Path) -> None:
+def latency_figure(results: Row, path: StrPath) -> None:
     """Fig. 5's tail: p99 TTFT (s) against load."""
     load_figure(results, path, "ttft_p99")
 
 
-def burst_figure(results: Row, path: Path) -> None:
+def burst_figure(results: Row, path: StrPath) -> None:
     """Fig. 6: violation rate per arrival bin through the burst, one panel per case."""
     rows: list[Row] = results["burst"]
     shape = results["config"]["burst"]
@@ -138,7 +139,7 @@ def burst_figure(results: Row, path: Path) -> None:
     _save(fig, path)
 
 
-def ablation_figure(results: Row, path: Path) -> None:
+def ablation_figure(results: Row, path: StrPath) -> None:
     """Table 4: each piece's gain over Sarathi-EDF, ours per case beside the paper's."""
     caps = Capacities(results["capacity"])
     cases = [tuple(c) for c in results["config"]["ablation_cases"]]
@@ -159,8 +160,9 @@ def ablation_figure(results: Row, path: Path) -> None:
     _save(fig, path)
 
 
-def draw(results: Row, folder: Path) -> list[Path]:
+def draw(results: Row, folder: StrPath) -> list[Path]:
     """Every figure of the report into `folder`; the paths written."""
+    folder = Path(folder)
     drawn: Sequence[tuple[Any, str]] = (
         (capacity_figure, FIGURES["capacity"]),
         (load_figure, FIGURES["load"]),

@@ -11,6 +11,7 @@ from typing import Any, TypeVar
 
 from slidingpolicy._io import write_text
 from slidingpolicy._parse import read_json
+from slidingpolicy._paths import StrPath
 from slidingpolicy.errors import SlidingPolicyError
 from slidingpolicy.reproduce.experiments import (
     Bar,
@@ -37,7 +38,7 @@ TIMINGS = "timings.json"
 
 def reproduce(
     config: ReproConfig,
-    out: Path,
+    out: StrPath,
     bar: Bar,
     workers: int | None = None,
     ray: str | None = None,
@@ -46,6 +47,7 @@ def reproduce(
     """Every experiment of `config` (trials on local processes, or on the Ray cluster at
     `ray`: the same results), then `write_report`; the report's path. The CPU cost is timed
     here, in this process, whatever `ray` says; `command` is recorded in the provenance."""
+    out = Path(out)
     started, cpu_before = time.perf_counter(), _cpu_seconds()
     stages: dict[str, float] = {}
 
@@ -90,8 +92,9 @@ def _cpu_seconds() -> float:
     return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
-def write_report(folder: Path) -> Path:
+def write_report(folder: StrPath) -> Path:
     """The report and its figures from the raw results already in `folder`."""
+    folder = Path(folder)
     written = "expected the JSON that `slidingpolicy reproduce` writes"
     results = read_json(folder / RESULTS, SlidingPolicyError, written)
     timings = read_json(folder / TIMINGS, SlidingPolicyError, written)

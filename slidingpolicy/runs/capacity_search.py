@@ -34,6 +34,13 @@ from slidingpolicy.runs.workers import trial_runner
 PRECISION = 0.025
 MIN_RATE = 1.0 / 64
 MAX_RATE = 4096.0
+UNBOUNDED = f"≥ {MAX_RATE:g}"
+"""How a capacity whose search still passed at `MAX_RATE` reads: a floor, not a figure to
+rank or divide (`UNBOUNDED_NOTE` says so under a table that shows one)."""
+UNBOUNDED_NOTE = (
+    f"{UNBOUNDED} (not bounded by these trials): the search still passed at {MAX_RATE:g} req/s, "
+    "the highest rate it tries; not ranked, and no share of the bound"
+)
 MAX_TRIALS = 25
 """The most trials one search takes from any start in [MIN_RATE, MAX_RATE]: one, 18 to
 bracket the capacity by doubling or halving (log2(MAX_RATE / MIN_RATE)), 6 to bisect the
@@ -53,6 +60,11 @@ class CapacityResult:
     trials: tuple[Trial, ...]
     seed: int = 0
 
+    @property
+    def bounded(self) -> bool:
+        """Whether a trial failed above the capacity (not: the search passed at its cap)."""
+        return bounded(self.capacity)
+
     def to_dict(self) -> dict[str, Any]:
         """JSON values."""
         return {
@@ -62,6 +74,12 @@ class CapacityResult:
             "failing": None if math.isinf(self.failing) else self.failing,
             "trials": [list(t) for t in self.trials],
         }
+
+
+def bounded(capacity: float) -> bool:
+    """Whether a search that found `capacity` failed above it: one that still passes at
+    `MAX_RATE` ends there, bounded by no trial (`UNBOUNDED`)."""
+    return capacity < MAX_RATE
 
 
 def _search(
@@ -230,6 +248,12 @@ class CapacitySpread:
 
     policy: str
     capacities: tuple[float, ...]
+
+    @property
+    def bounded(self) -> bool:
+        """Whether every seed's search failed above its capacity (`bounded`): only then are
+        the mean and its spread figures to rank or divide."""
+        return all(bounded(c) for c in self.capacities)
 
     @property
     def mean(self) -> float:

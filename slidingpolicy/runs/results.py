@@ -12,12 +12,12 @@ import csv
 import json
 import math
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from slidingpolicy._io import replace_atomically, write_text
+from slidingpolicy._paths import StrPath
 from slidingpolicy.metrics import LATENCIES, Metrics, RequestOutcome, stat_fields
 from slidingpolicy.runs.capacity_search import CapacityResult
 from slidingpolicy.runs.provenance import provenance
@@ -72,12 +72,15 @@ def outcome_rows(ids: Sequence[str], outcome: RequestOutcome) -> list[dict[str, 
 
 
 def request_rows(workload: Workload, outcome: RequestOutcome) -> list[dict[str, Any]]:
-    """One row per request: what the workload asked (data set, tier, arrival, lengths, SLOs),
-    then its outcome, so that misses can be analysed per class."""
+    """One row per request: whether the run counts it (a steady-state trial's window), what
+    the workload asked (data set, tier, arrival, lengths, SLOs), then its outcome, so that
+    misses can be analysed per class."""
     outcomes = outcome_rows([r.id for r in workload.requests], outcome)
+    counted = workload.counted
     return [
         {
             "id": r.id,
+            "counted": i in counted,
             "dataset": r.source,
             "tier": r.tier,
             "arrival": r.arrival,
@@ -87,7 +90,7 @@ def request_rows(workload: Workload, outcome: RequestOutcome) -> list[dict[str, 
             "tbt_slo": r.tbt_slo,
             **row,
         }
-        for r, row in zip(workload.requests, outcomes, strict=True)
+        for i, (r, row) in enumerate(zip(workload.requests, outcomes, strict=True))
     ]
 
 
@@ -97,7 +100,7 @@ def metrics_row(label: dict[str, Any], metrics: Metrics) -> dict[str, Any]:
     return {**label, **{k: values[k] for k in METRIC_COLUMNS}}
 
 
-def write_csv(path: Path, rows: Sequence[dict[str, Any]]) -> None:
+def write_csv(path: StrPath, rows: Sequence[dict[str, Any]]) -> None:
     """Rows (dicts with the same keys) as CSV, atomically; None as an empty cell."""
     with replace_atomically(path) as temporary, temporary.open("w", newline="") as handle:
         if not rows:
@@ -108,12 +111,12 @@ def write_csv(path: Path, rows: Sequence[dict[str, Any]]) -> None:
             writer.writerow({k: "" if v is None else v for k, v in _clean(row).items()})
 
 
-def write_json(path: Path, data: Any) -> None:
+def write_json(path: StrPath, data: Any) -> None:
     """`dumps(data)` to `path`, creating the folder; atomically (a temporary file, renamed)."""
     write_text(path, dumps(data))
 
 
-def write_results(path: Path, data: dict[str, Any], command: Sequence[str] | None) -> None:
+def write_results(path: StrPath, data: dict[str, Any], command: Sequence[str] | None) -> None:
     """`data` and its "provenance" (version, commit, `command`) as a results.json at `path`."""
     write_json(path, {**data, "provenance": provenance(command)})
 

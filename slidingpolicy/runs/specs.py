@@ -9,6 +9,7 @@ its seed: the workload's lengths and arrivals come from `seed`, the hardware's n
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -17,6 +18,7 @@ from typing import Any
 import attrs
 
 from slidingpolicy import _validate
+from slidingpolicy.cluster import ClusterSpec, ClusterStats, simulate_cluster
 from slidingpolicy.engine.run_types import EngineOptions, EngineStats
 from slidingpolicy.engine.simulator import simulate
 from slidingpolicy.errors import InvalidRecordError
@@ -37,6 +39,9 @@ from slidingpolicy.workloads import (
     Workload,
     load_trace,
     make_workload,
+    steady_state,
+    stream_seed,
+    trace_draw,
     trace_workload,
 )
 from slidingpolicy.workloads.traces import Trace
@@ -75,6 +80,11 @@ class HardwareSpec:
 class WorkloadSpec:
     """A named synthetic workload, or a trace file (`trace`), and how many requests of it.
 
+    At a constant rate (Poisson arrivals, or a trace's times rescaled to a rate) a run is a
+    steady-state trial (`workloads.steady_state`): `requests` is the number it counts, after
+    a warm-up and with arrivals going on behind them; `whole` makes it the finite trial of
+    `requests` requests that counts them all, as a burst or a trace's own times always are.
+
     `recorded` is the trace as read, when it was read already: a run then never reads the file
     again (a pipe can be read only once), and it travels with the spec to the workers. It is
     not part of the spec's identity or of its JSON, where the path names it.
@@ -86,16 +96,49 @@ class WorkloadSpec:
     slo_scale: float = 1.0
     slo_tiers: bool = False
     slo_source: str = "sharegpt"
+    whole: bool = False
     recorded: Trace | None = attrs.field(default=None, eq=False, repr=False)
 
     def __attrs_post_init__(self) -> None:
         _validate.integer("workload", "requests", self.requests, 1)
+        _validate.flag("workload", "whole", self.whole)
 
     def build(self, arrivals: ArrivalProcess | None, seed: int) -> Workload:
-        """The workload's requests with these arrivals (None: a trace's own times)."""
+        """The workload's requests with these arrivals (None: a trace's own times), a
+        steady-state trial at a constant rate unless `whole` (class docstring)."""
+        counted = self._counted(arrivals, seed)
+        rate = steady_rate(arrivals)
+        if self.whole or rate is None:
+            return counted
+        return steady_state(counted, rate, functools.partial(self._draw, rate, seed))
+
+    def _draw(self, rate: float, seed: int, count: int, stream: int) -> Workload:
+        """`count` more requests of the workload's population at `rate`, from the stream
+        `stream` of `seed` (`workloads.steady_state.Draw`)."""
+        seeded = stream_seed(seed, stream)
+        if self.trace is not None:
+            return trace_draw(
+                self._trace(self.trace),
+                count,
+                Poisson(rate),
+                seeded,
+                self.slo_source,
+                self.slo_scale,
+                self.slo_tiers,
+            )
+        return make_workload(
+            self.name, count, Poisson(rate), seeded, self.slo_scale, self.slo_tiers
+        )
+
+    def _trace(self, path: str) -> Trace:
+        """The trace at `path`, as read already or read now."""
+        return load_trace(path) if self.recorded is None else self.recorded
+
+    def _counted(self, arrivals: ArrivalProcess | None, seed: int) -> Workload:
+        """The requests a trial counts: the finite trial of `requests` requests."""
         if self.trace is not None:
             return trace_workload(
-                load_trace(self.trace) if self.recorded is None else self.recorded,
+                self._trace(self.trace),
                 arrivals,
                 self.requests,
                 seed,
@@ -127,6 +170,8 @@ class RunSpec:
     options: EngineOptions = attrs.field(factory=EngineOptions)
     predictor: str | None = None
     policy_options: tuple[tuple[str, Any], ...] = ()
+    cluster: ClusterSpec | None = None
+    """N replicas of the policy behind a router (`slidingpolicy.cluster`); None: one engine."""
 
     @property
     def rate(self) -> float:
@@ -142,13 +187,19 @@ class RunSpec:
 
     @property
     def label(self) -> str:
-        """The policy and its options as results name them, e.g. sarathi-edf[token_budget=768]."""
-        return label(self.policy, self.policy_options)
+        """The policy and its options as results name them, e.g. sarathi-edf[token_budget=768];
+        on a cluster, with it: ``slidingserve+ @ 16×slo-aware``."""
+        named = label(self.policy, self.policy_options)
+        return named if self.cluster is None else f"{named} @ {self.cluster.label}"
 
     def with_policy(self, text: str) -> RunSpec:
         """The same run under the policy a label names (`policies.labels`)."""
         name, options = parse_label(text)
         return attrs.evolve(self, policy=name, policy_options=options)
+
+    def with_cluster(self, cluster: ClusterSpec | None) -> RunSpec:
+        """The same run on `cluster` (None: on one engine)."""
+        return attrs.evolve(self, cluster=cluster)
 
     def with_rate(self, rate: float) -> RunSpec:
         """The same run at rate `rate`: Poisson arrivals, or a trace's recorded times rescaled
@@ -163,7 +214,9 @@ class RunSpec:
         if self.arrivals is not None:
             arrivals = {"kind": type(self.arrivals).__name__.lower(), **attrs.asdict(self.arrivals)}
         options = attrs.asdict(self.options)
+        cluster = {} if self.cluster is None else {"cluster": self.cluster.to_dict()}
         return {
+            **cluster,
             "policy": self.policy,
             "policy_options": dict(self.policy_options),
             "hardware": attrs.asdict(self.hardware, filter=recorded_field),
@@ -185,16 +238,28 @@ class RunSummary:
     end: float
     stats: EngineStats
     stopped_early: bool = False
+    cluster: ClusterStats | None = None
+    """What the router did, on a cluster."""
 
     def to_dict(self) -> dict[str, Any]:
         """The deterministic part (no wall-clock values) as JSON values."""
+        cluster = {} if self.cluster is None else {"cluster": self.cluster.to_dict()}
         return {
             "spec": self.spec.to_dict(),
             "metrics": self.metrics.to_dict(),
             "stalled": self.stalled,
             "stopped_early": self.stopped_early,
             "end": self.end,
+            **cluster,
         }
+
+
+def steady_rate(arrivals: ArrivalProcess | None) -> float | None:
+    """The constant rate of a steady-state trial under `arrivals`: Poisson's, or a trace's
+    times rescaled to a rate; None for a burst or a trace's own times (a finite trial)."""
+    if isinstance(arrivals, Poisson | TraceTimes):
+        return arrivals.rate
+    return None
 
 
 def recorded_field(field: attrs.Attribute[Any], value: object) -> bool:
@@ -211,13 +276,26 @@ def predictor_of(spec: RunSpec) -> LatencyPredictor:
 
 
 def run(spec: RunSpec) -> RunSummary:
-    """Build and simulate the run `spec` describes."""
+    """Build and simulate the run `spec` describes: on one engine, or on its cluster."""
     hardware = spec.hardware.build()
-    policy = by_name(spec.policy, predictor_of(spec), **dict(spec.policy_options))
+    predictor = predictor_of(spec)
+    options = dict(spec.policy_options)
     workload = spec.workload.build(spec.arrivals, spec.seed)
-    output = simulate(policy, workload, hardware, spec.seed, spec.options)
+    if spec.cluster is None:
+        output = simulate(
+            by_name(spec.policy, predictor, **options), workload, hardware, spec.seed, spec.options
+        )
+        routed = None
+    else:
+        policies = [
+            by_name(spec.policy, predictor, **options) for _ in range(spec.cluster.replicas)
+        ]
+        ran = simulate_cluster(
+            policies, workload, hardware, spec.seed, spec.cluster, predictor, spec.options
+        )
+        output, routed = ran.run, ran.cluster
     return RunSummary(
-        spec, output.metrics, output.stalled, output.end, output.stats, output.stopped_early
+        spec, output.metrics, output.stalled, output.end, output.stats, output.stopped_early, routed
     )
 
 
@@ -242,8 +320,14 @@ def sweep(
     on_done: Callable[[RunSummary], None] | None = None,
     *,
     ray: str | None = None,
+    clusters: Sequence[ClusterSpec | None] = (None,),
 ) -> list[RunSummary]:
-    """Every policy (a label, `policies.labels`) at every Poisson rate, same seed (same lengths
-    at every rate)."""
-    specs = [base.with_policy(p).with_rate(r) for p in policies for r in rates]
+    """Every policy (a label, `policies.labels`) on every cluster (None: one engine) at every
+    Poisson rate, same seed (same lengths at every rate)."""
+    specs = [
+        base.with_policy(p).with_cluster(c).with_rate(r)
+        for p in policies
+        for c in clusters
+        for r in rates
+    ]
     return run_many(specs, workers, on_done, ray=ray)

@@ -66,7 +66,8 @@ def _by_table(
     count·K + value with K above every reachable value sum, so one comparison per cell keeps
     the order; values closer than about 1e-12 of K are ties. Cost O(n · capacity). Ties keep
     the subset without the later item; the exact-weight table then prefers the largest
-    weight among equal (count, value).
+    weight among equal (count, value): among the cells within `VALUE_TIE` of the best key, as
+    two subsets of one value summed in different orders may differ in the last bits.
     """
     scale = 2.0 ** np.ceil(np.log2(sum(values[i] for i in items) + 2.0))
     best = np.full(capacity + 1, -np.inf)
@@ -77,7 +78,8 @@ def _by_table(
         offer = best[: capacity + 1 - w] + (scale + values[i])
         taken[row, w:] = offer > best[w:]
         np.maximum(best[w:], offer, out=best[w:])
-    weight = int(np.flatnonzero(best == best.max())[-1])
+    top = float(best.max())
+    weight = int(np.flatnonzero(best >= top - VALUE_TIE * top)[-1])
     chosen = []
     for row in range(len(items) - 1, -1, -1):
         if taken[row, weight]:

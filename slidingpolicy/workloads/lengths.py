@@ -21,6 +21,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from slidingpolicy._arrays import float_read_only
+from slidingpolicy._paths import StrPath
 from slidingpolicy.errors import InvalidRecordError
 from slidingpolicy.workloads.traces import load_trace
 
@@ -124,8 +125,9 @@ def render_json(distributions: tuple[LengthDistribution, ...], about: str) -> st
     return json.dumps(data, indent=1) + "\n"
 
 
-def read_distributions(path: Path = PACKAGED) -> dict[str, LengthDistribution]:
+def read_distributions(path: StrPath = PACKAGED) -> dict[str, LengthDistribution]:
     """The distributions of a file `render_json` wrote (by default the packaged one), by name."""
+    path = Path(path)
     data = json.loads(path.read_text())
     return {
         d["name"]: LengthDistribution(
@@ -153,8 +155,9 @@ REFERENCE_TRACES = (
 )
 
 
-def reference_distributions(data: Path) -> tuple[LengthDistribution, ...]:
+def reference_distributions(data: StrPath) -> tuple[LengthDistribution, ...]:
     """The tables of the two reference traces under the data folder `data`."""
+    data = Path(data)
     built = []
     for name, relative, _ in REFERENCE_TRACES:
         trace = load_trace(data / relative)

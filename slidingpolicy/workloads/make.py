@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import NDArray
 
+from slidingpolicy._paths import StrPath
 from slidingpolicy.errors import InvalidRecordError, UnknownNameError
 from slidingpolicy.workloads.arrivals import ArrivalProcess, TraceTimes, arrival_times
 from slidingpolicy.workloads.distributions import ARXIV, SHAREGPT
@@ -102,7 +103,7 @@ def make_workload(
 
 
 def load_workload(
-    path: Path,
+    path: StrPath,
     arrivals: ArrivalProcess | None = None,
     num_requests: int | None = None,
     seed: int = 0,
@@ -153,6 +154,37 @@ def trace_workload(
         trace.prompt_tokens[:n],
         trace.output_tokens[:n],
         (slo_source,) * n,
+        tiers_rng,
+        slo_scale,
+        slo_tiers,
+    )
+
+
+def trace_draw(
+    trace: Trace,
+    num_requests: int,
+    arrivals: ArrivalProcess,
+    seed: int,
+    slo_source: str = "sharegpt",
+    slo_scale: float = 1.0,
+    slo_tiers: bool = False,
+) -> Workload:
+    """`num_requests` requests whose lengths are drawn from the trace's (uniformly, with
+    replacement), arriving by `arrivals`: more of the trace's population, as a steady-state
+    trial's warm-up and tail take it (`workloads.steady_state`)."""
+    _check_count(num_requests)
+    if isinstance(arrivals, TraceTimes):
+        raise InvalidRecordError(f"trace {Path(trace.path).name}", "arrivals", "must be a rate")
+    picks_rng, arrivals_rng, tiers_rng = (
+        np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(3)
+    )
+    picks = picks_rng.integers(0, len(trace), num_requests)
+    return _assemble(
+        Path(trace.path).stem,
+        arrival_times(arrivals, num_requests, arrivals_rng),
+        trace.prompt_tokens[picks],
+        trace.output_tokens[picks],
+        (slo_source,) * num_requests,
         tiers_rng,
         slo_scale,
         slo_tiers,

@@ -52,11 +52,40 @@ class WorkloadColumns:
 
 
 @attrs.frozen(slots=True)
+class Window:
+    """The requests a run counts (`workloads.steady_state`): `count` of them from index
+    `first`, arriving after `warmup` seconds of warm-up; arrivals go on until `horizon`, the
+    last deadline of a counted token."""
+
+    first: int
+    count: int
+    warmup: float
+    horizon: float
+
+    def __attrs_post_init__(self) -> None:
+        _validate.integer("window", "first", self.first, 0)
+        _validate.integer("window", "count", self.count, 1)
+        _validate.seconds("window", "warmup", self.warmup)
+        _validate.seconds("window", "horizon", self.horizon)
+
+    @property
+    def indices(self) -> range:
+        """The counted requests' indices in the workload."""
+        return range(self.first, self.first + self.count)
+
+    def to_dict(self) -> dict[str, float]:
+        """Plain values for JSON."""
+        return attrs.asdict(self)
+
+
+@attrs.frozen(slots=True)
 class Workload:
-    """Named requests with unique ids and non-decreasing arrivals."""
+    """Named requests with unique ids and non-decreasing arrivals; a `window` names the ones
+    a run counts (None: every one)."""
 
     name: str
     requests: tuple[RequestSpec, ...]
+    window: Window | None = None
     _columns: WorkloadColumns = attrs.field(init=False, repr=False, eq=False)
 
     def __attrs_post_init__(self) -> None:
@@ -77,6 +106,14 @@ class Workload:
                     f"{previous.id!r} at {previous.arrival}",
                 )
             previous = request
+        window = self.window
+        if window is not None and window.first + window.count > len(self):
+            raise InvalidRecordError(
+                record,
+                "window",
+                f"counts requests {window.first} to {window.first + window.count - 1}, beyond "
+                f"its {len(self)} requests",
+            )
         columns = WorkloadColumns(
             arrival=np.array([r.arrival for r in self.requests], dtype=np.float64),
             prompt=np.array([r.prompt_tokens for r in self.requests], dtype=np.int64),
@@ -90,6 +127,18 @@ class Workload:
 
     def __len__(self) -> int:
         return len(self.requests)
+
+    @property
+    def counted(self) -> range:
+        """The indices of the requests a run counts."""
+        return range(len(self)) if self.window is None else self.window.indices
+
+    def measured(self) -> Workload:
+        """The counted requests alone, as a workload that counts them all."""
+        if self.window is None:
+            return self
+        counted = self.window.indices
+        return Workload(self.name, self.requests[counted.start : counted.stop])
 
     def columns(self) -> WorkloadColumns:
         """Read-only numpy columns (arrival, prompt, output, ttft, tbt), built once."""

@@ -23,6 +23,7 @@ from numpy.typing import NDArray
 
 from slidingpolicy._arrays import read_only
 from slidingpolicy._parse import MAX_TOKENS, read_csv
+from slidingpolicy._paths import StrPath
 from slidingpolicy._validate import MAX_SECONDS
 from slidingpolicy.errors import TraceFormatError
 
@@ -49,7 +50,7 @@ class Trace:
         return int(self.prompt_tokens.size)
 
 
-def load_trace(path: Path | str) -> Trace:
+def load_trace(path: StrPath) -> Trace:
     """Read a trace file of either format (module docstring); malformed input names file:line."""
     path = Path(path)
     table = read_csv(path, TraceFormatError, FORMATS)

@@ -9,7 +9,7 @@ from pathlib import Path
 from slidingpolicy.bound.cost import IterationCost, iteration_cost
 from slidingpolicy.hardware import HardwareModel
 from slidingpolicy.hardware.build import QUANTIZED
-from slidingpolicy.predictors import packaged_path
+from slidingpolicy.predictors.locations import packaged_path
 from slidingpolicy.pricing import LatencyPredictor
 from slidingpolicy.runs.specs import HardwareSpec
 

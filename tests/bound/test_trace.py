@@ -134,6 +134,8 @@ def test_the_trace_bound_capacity_brackets_a_passing_and_a_failing_rate() -> Non
     for rate, allowed in ((found.capacity, True), (found.failing, False)):
         spec = attrs.evolve(base.with_rate(rate))
         assert (
-            attainable(spec.workload.build(spec.arrivals, spec.seed), cost(HARDWARE[0]), misses)
+            attainable(
+                spec.workload.build(spec.arrivals, spec.seed).measured(), cost(HARDWARE[0]), misses
+            )
             == allowed
         )

@@ -18,7 +18,7 @@ from slidingpolicy.cli import main
 from slidingpolicy.codec import log_line
 from slidingpolicy.hardware.profiled import PER_LAYER_OPS
 from slidingpolicy.runs.workers import default_workers
-from tests.bad_input_docs import documented_rows
+from tests.bad_input_docs import documented_rows, own_registry
 from tests.cli.conftest import run_cli
 
 PROFILE_HEADER = ",".join(
@@ -46,13 +46,57 @@ class Case(NamedTuple):
     args: list[str]
     needle: str
     content: bytes | None = None
+    file: str = "input.txt"
+    """The name of the file `{file}` names (a plugin's ends in .py)."""
 
 
 def _trace(text: str) -> bytes:
     return text.encode()
 
 
+LEAST_SLACK = (Path(__file__).resolve().parents[2] / "examples" / "least_slack.py").read_bytes()
+OVER_BUDGET = b"""
+import attrs
+from slidingpolicy import Allocation, BatchPlan, PlanBranch, register
+
+@attrs.frozen
+class OverBudget:
+    name: str = "over-budget"
+    token_budget: int = 512
+
+    def init(self):
+        return None
+
+    def plan(self, pstate, state):  # every prefill whole, whatever the budget
+        batch = [Allocation(r.id, 1 if r.is_decoding else r.remaining_prefill)
+                 for r in state.requests]
+        return BatchPlan(tuple(batch), PlanBranch.WHOLE, self.name, 0, 0.0), pstate
+
+    def observe(self, pstate, state, plan, latency):
+        return pstate
+
+register("over-budget", lambda predictor: OverBudget())
+"""
+FRAGILE = b"""
+from slidingpolicy import register
+from slidingpolicy.policies import FixedBudget
+from slidingpolicy.stages.order import FCFS
+
+def fragile(predictor, chunk: int = 256):
+    if chunk > 4096:
+        raise ValueError(f"no GPU runs {chunk}-token chunks")
+    return FixedBudget(predictor, "fragile", chunk, FCFS)
+
+register("fragile", fragile, ("chunk",))
+"""
+
+
 CASES = [
+    Case(
+        "a replay trial too large to send",
+        ["replay", "--url", "http://127.0.0.1:9", "--rate", "5000", "-n", "10"],
+        "--rate 5000: a steady-state trial of 10 requests sends 227,971 with its warm-up and tail",
+    ),
     # numeric options
     Case("negative rate", ["simulate", "--rate", "-1"], "--rate"),
     Case("NaN rate", ["simulate", "--rate", "nan"], "--rate"),
@@ -133,6 +177,54 @@ CASES = [
     Case("policy label unclosed", ["sweep", "-p", "qoserve[kappa=0"], "name[key=value"),
     Case("policy named twice", ["capacity", "-p", "qoserve,qoserve"], "named twice"),
     Case("simulate policy option", ["simulate", "-p", "slidingserve[window=0]"], "window"),
+    # a policy of your own (--plugin)
+    Case(
+        "a policy of your own over its budget",
+        ["simulate", "--plugin", "{file}", "-p", "over-budget", "-n", "20", "-o", "{dir}"],
+        "policy 'over-budget' at t=",
+        OVER_BUDGET,
+        "policy.py",
+    ),
+    Case(
+        "a capacity search of it",
+        ["capacity", "--plugin", "{file}", "-p", "over-budget", "-n", "20", "-o", "{dir}"],
+        "policy 'over-budget' at t=",
+        OVER_BUDGET,
+        "policy.py",
+    ),
+    Case(
+        "a sweep of it",
+        ["sweep", "--plugin", "{file}", "-p", "over-budget", "-n", "20", "-o", "{dir}"],
+        "policy 'over-budget' at t=",
+        OVER_BUDGET,
+        "policy.py",
+    ),
+    Case(
+        "its option not an int",
+        ["simulate", "--plugin", "{file}", "-p", "least-slack[chunk=abc]"],
+        "policy 'least-slack': chunk must be an int, got 'abc'",
+        LEAST_SLACK,
+        "policy.py",
+    ),
+    Case(
+        "its option a fraction",
+        ["capacity", "--plugin", "{file}", "-p", "least-slack[chunk=2.5]"],
+        "policy 'least-slack': chunk must be an int, got 2.5",
+        LEAST_SLACK,
+        "policy.py",
+    ),
+    Case(
+        "its factory raises",
+        ["sweep", "--plugin", "{file}", "-p", "fragile[chunk=8192]"],
+        "policy 'fragile': chunk=8192 made its factory raise ValueError: no GPU runs",
+        FRAGILE,
+        "policy.py",
+    ),
+    Case(
+        "policies with a plugin missing",
+        ["policies", "--plugin", "/no/such/policies.py"],
+        "plugin '/no/such/policies.py': import failed: no such file",
+    ),
     Case("empty rates", ["sweep", "--rates", ""], "--rates"),
     Case("rate not a number", ["sweep", "--rates", "1,x"], "--rates"),
     Case("negative rate in list", ["sweep", "--rates", "1,-2"], "--rates"),
@@ -379,6 +471,37 @@ CASES = [
         "not both",
         b"x",
     ),
+    # a cluster
+    Case("router unknown", ["simulate", "--router", "nearest"], "unknown router 'nearest'"),
+    Case(
+        "router option unknown",
+        ["simulate", "--router", "round-robin[x=1]"],
+        "x is not one of its options (none)",
+    ),
+    Case(
+        "router option of the wrong type",
+        ["capacity", "--router", "slo-aware[notice=maybe]"],
+        "router 'slo-aware': notice must be a bool",
+    ),
+    Case("router label malformed", ["sweep", "--router", "slo-aware["], "expected name"),
+    Case("several routers to simulate", ["simulate", "--router", "all"], "name one router"),
+    Case(
+        "router named twice",
+        ["sweep", "--replicas", "2", "--router", "slo-aware,slo-aware"],
+        "a router is named twice",
+    ),
+    Case("no replica", ["simulate", "--replicas", "0"], "'--replicas'"),
+    Case("report period negative", ["capacity", "--report-period", "-1"], "'--report-period'"),
+    Case(
+        "report period endless",
+        ["sweep", "--replicas", "2", "--report-period", "inf"],
+        "cluster: report_period=inf must be finite",
+    ),
+    Case(
+        "step log of a cluster",
+        ["simulate", "--replicas", "2", "--log", "{file}"],
+        "record one engine's steps: not with a cluster",
+    ),
     # where results go
     Case("out is a file", ["simulate", "--out", "{file}"], "cannot write there", b"x"),
     Case("log is a folder to write", ["simulate", "--log", "{dir}"], "is a directory"),
@@ -411,13 +534,14 @@ def _one_line_error(args: list[str], capsys: pytest.CaptureFixture[str]) -> str:
 def test_bad_input_is_one_line_exit_2_and_no_traceback(
     case: Case, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    file = tmp_path / "input.txt"
+    file = tmp_path / case.file
     if case.content is not None:
         file.write_bytes(case.content)
     folder = tmp_path / "folder"
     folder.mkdir()
     args = [a.replace("{file}", str(file)).replace("{dir}", str(folder)) for a in case.args]
-    assert case.needle in _one_line_error(args, capsys)
+    with own_registry():
+        assert case.needle in _one_line_error(args, capsys)
 
 
 @pytest.mark.parametrize("command", ["capacity", "sweep"])

@@ -4,6 +4,7 @@ shares, and bad arguments."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -123,3 +124,18 @@ def test_bound_takes_the_kv_cache_size(tmp_path: Path, capsys: pytest.CaptureFix
     code, text, _ = _run(["bound", "--workload", "arxiv", "--json", "-o", str(tmp_path)], capsys)
     assert small["bound"] < json.loads(text)["bound"]
     assert {"kv", "context_per_iteration"} & {b["constraint"] for b in small["binding"]}
+
+
+def test_bound_gives_the_limit_of_n_replicas(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, text, _ = _run(["bound", "--replicas", "4", "--json", "-o", str(tmp_path)], capsys)
+    assert code == 0
+    found = json.loads(text)
+    assert found["replicas"] == 4
+    assert found["replicas_limit"] == pytest.approx(4 * found["bound"])
+    code, text, _ = _run(["bound", "--replicas", "4", "-o", str(tmp_path)], capsys)
+    assert code == 0
+    row = re.search(r"limit of 4 replicas \(req/s\)\s*│\s*([\d.]+)", text)
+    assert row is not None
+    assert row.group(1) == f"{4 * found['bound']:.3f}"

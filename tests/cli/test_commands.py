@@ -123,10 +123,13 @@ def test_recorded_times_are_replayed_unless_rate_is_given(
     assert code == 0, err
     rows = list(csv.DictReader((out / "requests.csv").open()))
     assert [float(r["arrival"]) for r in rows] == [0.0, 2.5, 10.0]
+    assert _document(out)["window"] is None
     args = ["simulate", "--trace", str(trace), "-n", "3", "-o", str(out), "--rate", "2"]
     code, _, _ = _run(args, capsys)
-    rows = list(csv.DictReader((out / "requests.csv").open()))
-    assert [float(r["arrival"]) for r in rows] == [0.0, 0.25, 1.0]  # mean rate 2/s
+    rows = [r for r in csv.DictReader((out / "requests.csv").open()) if r["counted"] == "True"]
+    warmup = _document(out)["window"]["warmup"]
+    arrivals = [float(r["arrival"]) - warmup for r in rows]
+    assert arrivals == pytest.approx([0.0, 0.25, 1.0])  # mean rate 2/s, after the warm-up
 
 
 def test_simulate_writes_its_png_and_a_row_per_request_with_its_class(
@@ -137,7 +140,8 @@ def test_simulate_writes_its_png_and_a_row_per_request_with_its_class(
     assert code == 0
     assert (out / "requests.png").read_bytes().startswith(b"\x89PNG")
     rows = list(csv.DictReader((out / "requests.csv").open()))
-    assert len(rows) == 12
+    assert sum(r["counted"] == "True" for r in rows) == 12
+    assert {r["id"][0] for r in rows if r["counted"] == "False"} <= {"w", "t"}
     for column in ("arrival", "prompt_tokens", "output_tokens", "ttft_slo", "tbt_slo"):
         assert all(float(r[column]) > 0 or column == "arrival" for r in rows)
     assert {r["dataset"] for r in rows} <= {"sharegpt", "arxiv"}
@@ -234,6 +238,36 @@ def test_the_demo_table_reads_at_80_columns() -> None:
     assert "sarathi-edf+sc+mlps" in text
     assert "12.28" in text
     assert "11.00–13.50" in text
+
+
+def test_the_demo_table_ranks_no_capacity_its_trials_did_not_bound() -> None:
+    rates = [1.0]
+    metrics = SimpleNamespace(attainment=1.0)
+    runs: Any = [SimpleNamespace(spec=SimpleNamespace(label=p), metrics=metrics) for p in "ab"]
+    found = [CapacitySpread("a", (4096.0, 4096.0)), CapacitySpread("b", (2.5, 3.5))]
+    console = Console(width=80, record=True)
+    console.print(demo_table(rates, runs, found, "title"))
+    rows = [line for line in console.export_text().splitlines() if line.startswith("│")]
+    assert rows[0].split("│")[1].strip() == "b"
+    assert rows[1].split()[1:4] == ["a", "│", "≥"]
+    assert "4096.00" not in console.export_text()
+
+
+def test_a_capacity_search_that_passes_at_its_cap_says_so_and_divides_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Three requests of a finite trial arrive within a millisecond on an H100 and are served
+    at once: the search passes at 4096 req/s, its cap. Not a capacity: a floor, unranked, no
+    share of the bound, and a trial too short to stand for the long run."""
+    args = ["capacity", "-p", "sarathi", "--hardware", "h100", "--workload", "cpu-mixed"]
+    args += ["-n", "3", "--whole", "--start", "4096", "--seeds", "1", "--workers", "1"]
+    code, out, err = _run([*args, "-o", str(tmp_path)], capsys)
+    assert code == 0, err
+    text = " ".join(out.split())
+    assert "≥ 4096 (not bounded by these trials)" in text
+    assert "of the bound: sarathi not bounded" in text
+    assert "too short to stand for the long run" in text
+    assert "4096.000" not in text
 
 
 def test_capacity_progress_names_the_rates_tried() -> None:

@@ -10,8 +10,8 @@ from hypothesis import given, settings
 
 from slidingpolicy import BatchPlan, LatencyPredictor, Request, SchedulerState, default_predictor
 from slidingpolicy.policies import by_name
+from slidingpolicy.testing.strategies import predictors, states
 from tests.policies.builders import decode, prompt, snapshot
-from tests.strategies import predictors, states
 
 ORDERS: dict[str, Callable[[Request], Any]] = {
     "vllm": lambda r: (r.arrival, r.id),

@@ -40,9 +40,9 @@ from slidingpolicy.records.candidates import CandidateQueue
 from slidingpolicy.records.plan import Allocation, PlanBranch
 from slidingpolicy.stages.give_up import hopeless, without
 from slidingpolicy.step_trace import TraceStep
+from slidingpolicy.testing.strategies import configs, predictors, prefill_requests, states
 from slidingpolicy.workloads import Poisson, make_workload
 from tests.policies.builders import NOW, decode, prompt, snapshot
-from tests.strategies import configs, predictors, prefill_requests, states
 
 delays = st.sampled_from([0.0, 0.5, 2.0, 10.0])
 
@@ -179,7 +179,7 @@ def test_the_engine_refuses_to_give_up_a_request_that_is_not_live() -> None:
 
     workload = make_workload("sharegpt", 2, Poisson(1.0), 0)
     with pytest.raises(EngineError, match="given up id 'ghost' is not a live request"):
-        simulate(Ghostly(), workload, default_hardware(), 0)
+        simulate(Ghostly(), workload, default_hardware(), 0, EngineOptions(strict=False))
 
 
 def test_check_plan_names_a_bad_give_up() -> None:

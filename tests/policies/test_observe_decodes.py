@@ -16,7 +16,7 @@ from slidingpolicy.policies import Online, OnlineConfig, OnlineState, by_name, n
 from slidingpolicy.policies import learner as learning
 from slidingpolicy.policy import DecodeRunObserver, Policy
 from slidingpolicy.pricing.features import PREFILL
-from tests.strategies import predictors
+from slidingpolicy.testing.strategies import predictors
 
 decode_sets = st.lists(
     st.tuples(st.integers(1, 4000), st.integers(1, 300)), min_size=1, max_size=12

@@ -10,8 +10,8 @@ from hypothesis import strategies as st
 
 from slidingpolicy import LatencyPredictor, LinearModel, Request, SchedulerState, default_predictor
 from slidingpolicy.policies import QoServe, QoServeState, by_name
+from slidingpolicy.testing.strategies import predictors, states
 from tests.policies.builders import NOW, decode, prompt, snapshot
-from tests.strategies import predictors, states
 
 MENU = (128, 256, 512, 768, 1024, 1280, 1536, 1792, 2048)
 

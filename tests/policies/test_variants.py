@@ -15,8 +15,8 @@ from slidingpolicy import (
 from slidingpolicy.engine.simulator import simulate
 from slidingpolicy.hardware import default_hardware
 from slidingpolicy.policies import Online, OnlineConfig, by_name
+from slidingpolicy.testing.strategies import predictors, states
 from slidingpolicy.workloads.records import RequestSpec, Workload
-from tests.strategies import predictors, states
 
 CONFIGS = {
     "greedy": SlidingConfig(window=1, constructor=False),

@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 from slidingpolicy import LatencyPredictor, LinearModel, Request, time_to_budget
 from slidingpolicy.pricing.budget import fill_budget
 from slidingpolicy.pricing.queue import PricedQueue
+from slidingpolicy.testing.strategies import predictors
 from tests.stages.reference import interval_batch, predicted, scan_budget
-from tests.strategies import predictors
 
 queues = st.lists(st.tuples(st.integers(1, 9), st.integers(0, 40)), max_size=8)
 

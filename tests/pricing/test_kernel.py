@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from slidingpolicy import LatencyPredictor
 from slidingpolicy.pricing.features import EMPTY, Terms, add_chunks, chunk_terms
-from tests.strategies import predictors
+from slidingpolicy.testing.strategies import predictors
 
 chunks = st.lists(st.tuples(st.integers(0, 3000), st.integers(0, 8000)), max_size=12)
 

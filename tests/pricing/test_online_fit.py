@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from slidingpolicy import LatencyPredictor, LinearModel
 from slidingpolicy.pricing.fit import prior_scale, solve
 from slidingpolicy.pricing.samples import PredictorStats, Sample, accumulate
-from tests.strategies import linear_models
+from slidingpolicy.testing.strategies import linear_models
 
 batches = st.lists(
     st.tuples(st.one_of(st.just(1), st.integers(2, 2048)), st.integers(0, 8000)),

@@ -30,7 +30,7 @@ from slidingpolicy.pricing import (
     fit_predictor,
     solve,
 )
-from tests.strategies import predictors
+from slidingpolicy.testing.strategies import predictors
 
 
 def arrays(chunks: list[int], contexts: list[int]) -> tuple[np.ndarray, np.ndarray]:
@@ -233,7 +233,7 @@ def test_packaged_defaults_are_what_make_default_generates() -> None:
     from importlib import resources
     from pathlib import Path
 
-    from slidingpolicy.predictors import profile_key
+    from slidingpolicy.predictors.locations import profile_key
     from slidingpolicy.predictors.profiling import DEFAULT_PROFILES, make_default
 
     folder = Path(str(resources.files("slidingpolicy.predictors") / "packaged"))

@@ -10,8 +10,8 @@ from hypothesis import strategies as st
 from slidingpolicy import LatencyPredictor
 from slidingpolicy.pricing.queue import PricedQueue
 from slidingpolicy.stages.assemble import greedy_fill
+from slidingpolicy.testing.strategies import predictors
 from tests.stages.reference import interval_batch, predicted
-from tests.strategies import predictors
 
 queues = st.lists(st.tuples(st.integers(1, 12), st.integers(0, 40)), max_size=8)
 decode_sets = st.lists(st.integers(1, 200), max_size=6)

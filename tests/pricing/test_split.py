@@ -21,7 +21,7 @@ from slidingpolicy.pricing.split import (
     vector_candidates,
     window_split,
 )
-from tests.strategies import predictors
+from slidingpolicy.testing.strategies import predictors
 
 pieces = st.tuples(st.integers(1, 60), st.integers(0, 80))
 queues = st.lists(pieces, min_size=1, max_size=6)

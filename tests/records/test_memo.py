@@ -100,6 +100,18 @@ def test_a_queue_made_from_another_carries_its_indexes() -> None:
     assert [q.id for q in tree.scan(index.fresh, _all, _all)] == ["p"]
 
 
+def test_an_index_built_on_a_view_is_kept_by_the_queue_it_shows() -> None:
+    """An engine keeps one queue and shows it to the policy under the iteration's prompt
+    limit: an index the policy builds on that view must outlive the view, or every
+    iteration sorts the whole queue again."""
+    queue = CandidateQueue.of([WAITING, STARTED])
+    queue.with_prompt_limit(100).index("arrival", 1.0)
+    later = queue.update(remove=["w"])
+    carried = candidates._INDEXES.get(later)
+    assert carried is not None
+    assert set(carried) == {"arrival"}
+
+
 def _all(_: object) -> bool:
     return True
 

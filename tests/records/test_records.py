@@ -86,7 +86,7 @@ def test_next_token_refuses_what_one_token_cannot_be() -> None:
 
 
 def test_the_default_predictor_is_the_packaged_file() -> None:
-    from slidingpolicy.predictors import PACKAGED
+    from slidingpolicy.predictors.locations import PACKAGED
 
     assert default_predictor() == LatencyPredictor.load(PACKAGED / "rtx3090-qwen2.5-7b-tp2.json")
 
@@ -237,3 +237,26 @@ def test_slidingserve_learns_by_default_and_the_baselines_do_not() -> None:
         assert not isinstance(by_name(name, default_predictor(), learn=False), Online)
         assert isinstance(by_name(name, default_predictor(), learn=True), Online)
         assert isinstance(by_name(name, default_predictor(), refit_every=8), Online)
+
+
+@pytest.mark.parametrize(
+    ("record", "documented"),
+    [
+        (Request, ("deadline", "remaining_prefill", "is_decoding", "context_tokens")),
+        (SchedulerState, ("decoding", "prefill_candidates", "requests", "request(id)")),
+    ],
+)
+def test_what_a_policy_reads_off_a_record_is_in_its_docstring(
+    record: type, documented: tuple[str, ...]
+) -> None:
+    """`help(Request)` says what each derived field means (a slot's own docstring shows
+    nowhere at run time)."""
+    doc = record.__doc__ or ""
+    assert [name for name in documented if f"- `{name}`: " not in doc] == []
+
+
+def test_a_plans_latency_and_prefill_budget_and_the_predictors_arguments_are_documented() -> None:
+    doc = BatchPlan.__doc__ or ""
+    assert "`prefill_budget` is" in doc
+    assert "`predicted_latency` is" in doc
+    assert "`Request.context_tokens`" in (LatencyPredictor.predict.__doc__ or "")

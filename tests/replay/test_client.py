@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import socket
+import time
 from typing import Any
 
 import numpy as np
@@ -14,9 +15,9 @@ import pytest
 from slidingpolicy.errors import EngineError
 from slidingpolicy.metrics import percentile
 from slidingpolicy.replay.client import GAVE_UP, probe, send_all
-from slidingpolicy.replay.measure import Measured, failures, judge
+from slidingpolicy.replay.measure import NOT_NEEDED, Measured, failures, judge
 from slidingpolicy.replay.requests import Completion, completions
-from slidingpolicy.workloads import RequestSpec, Workload
+from slidingpolicy.workloads import RequestSpec, Window, Workload
 from tests.replay.conftest import Start
 from tests.replay.fake_engine import Behaviour, prompt_key
 
@@ -104,7 +105,7 @@ def test_measured_token_times_are_the_engines_and_judged_by_eq_1(fake_engine: St
         if m.tokens
     ]
     assert 0 <= metrics.ttft_p50 - percentile(np.array(ttfts), 50) < TOLERANCE
-    assert failures(measured) == {"http 500": 1, "stream ended without [DONE]": 1}
+    assert failures(workload, measured) == {"http 500": 1, "stream ended without [DONE]": 1}
     tbt_met = outcome.tbt_attained.tolist()
     assert tbt_met[names.index("long gap within the slack")] is False
 
@@ -121,7 +122,7 @@ def test_a_notice_that_the_policy_gave_up_is_read_with_its_time(
     )  # fmt: skip
     sent = completions(workload, seed=0)
     measured = run(engine.url, sent)
-    assert failures(measured) == {GAVE_UP: 1}
+    assert failures(workload, measured) == {GAVE_UP: 1}
     given_up, served = measured
     assert given_up.tokens == ()
     assert served.notice is None
@@ -163,15 +164,53 @@ def test_a_request_past_its_timeout_is_cancelled_and_counted(fake_engine: Start)
     engine = fake_engine(lambda body: Behaviour(delays=(0.01, 60.0)))
     workload = workload_of(["slow"])
     measured = run(engine.url, completions(workload, seed=0), timeout=0.5)
-    assert failures(measured) == {"timeout": 1}
+    assert failures(workload, measured) == {"timeout": 1}
     assert len(measured[0].tokens) == 1
     assert not judge(workload, measured)[1].attained[0]
+
+
+def test_a_trial_ends_when_its_counted_requests_have_and_cuts_the_rest_short(
+    fake_engine: Start,
+) -> None:
+    """A warm-up request still streaming and a tail request not yet due when the window's
+    request has finished: the first is cut off, the second never sent, neither counted."""
+    slow = Behaviour(delays=(0.01, 60.0))
+    engine = fake_engine(lambda body: slow if len(body["prompt"]) == 30 else Behaviour())
+    workload = Workload(
+        "w",
+        (
+            RequestSpec("w0", 0.0, 30, 2, 60.0, 60.0, "chat"),
+            RequestSpec("r0", 0.05, 16, 2, 1.0, 0.5, "chat"),
+            RequestSpec("t0", 20.0, 16, 2, 1.0, 0.5, "chat"),
+        ),
+        Window(1, 1, 0.05, 21.0),
+    )
+    told: list[Measured] = []
+    began = time.monotonic()
+    measured = asyncio.run(
+        send_all(
+            engine.url,
+            "fake-model",
+            completions(workload, seed=0),
+            60.0,
+            on_done=told.append,
+            counted=workload.counted,
+        )
+    )
+    assert time.monotonic() - began < 10.0
+    assert [m.failure for m in measured] == [NOT_NEEDED, None, NOT_NEEDED]
+    assert told == [measured[1]]
+    assert len(measured[0].tokens) == 1
+    assert measured[2].tokens == ()
+    assert len(engine.bodies) == 2
+    assert failures(workload, measured) == {}
+    assert judge(workload, measured)[0].attainment == 1.0
 
 
 def test_a_server_that_is_down_fails_every_request_as_refused() -> None:
     workload = workload_of(["a", "b"])
     measured = run(f"http://127.0.0.1:{closed_port()}", completions(workload, seed=0))
-    assert failures(measured) == {"cannot connect": 2}
+    assert failures(workload, measured) == {"cannot connect": 2}
 
 
 def closed_port() -> int:

@@ -89,7 +89,7 @@ def test_ttft_tbt_and_throughput_are_those_of_the_measured_times(
 def test_every_failed_request_is_counted_and_missed(run: tuple[Workload, list[Measured]]) -> None:
     workload, measured = run
     _, outcome = judge(workload, measured)
-    tally = failures(measured)
+    tally = failures(workload, measured)
     assert sum(tally.values()) == sum(m.failure is not None for m in measured)
     for missed, m in zip(outcome.attained.tolist(), measured, strict=True):
         if m.failure is not None:

@@ -57,7 +57,7 @@ def test_native_and_a_policy_replay_through_transformers(
     out, traces = tmp_path / "out", tmp_path / "traces"
     args = ["replay", "--launch", "transformers", "--shape", "qwen2-tiny", "--policies",
             "native,sarathi-edf", "--trace", str(trace), "--rate", "4", "-n", str(REQUESTS),
-            "--warmup", "1", "--timeout", "60", "--start-timeout", "300",
+            "--whole", "--warmup", "1", "--timeout", "60", "--start-timeout", "300",
             "--trace-dir", str(traces), "--out", str(out)]  # fmt: skip
     code, stdout, err = run_cli(args, capsys)
     assert code == 0, err

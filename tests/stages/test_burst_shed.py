@@ -14,14 +14,9 @@ from hypothesis import strategies as st
 from slidingpolicy import Request, SchedulerState, SlidingConfig, sort_candidates
 from slidingpolicy.records.candidates import deadline_key
 from slidingpolicy.stages.order import burst_shed
-from tests.strategies import NOW, prefill_requests
+from slidingpolicy.testing.strategies import NOW, prefill_queues
 
 throughputs = st.floats(100.0, 50_000.0)
-
-
-@st.composite
-def queues(draw: st.DrawFn, max_size: int = 8) -> list[Request]:
-    return [draw(prefill_requests(f"p{i}")) for i in range(draw(st.integers(0, max_size)))]
 
 
 def feasible(kept: Sequence[Request], throughput: float) -> bool:
@@ -45,7 +40,7 @@ def fewest_to_drop(live: list[Request], throughput: float) -> int:
     raise AssertionError("the protected requests alone are not feasible")
 
 
-@given(queues(), throughputs)
+@given(prefill_queues(max_size=8), throughputs)
 @settings(max_examples=300)
 def test_the_shed_requests_are_the_fewest_that_leave_the_rest_on_time(
     queue: list[Request], throughput: float
@@ -58,7 +53,7 @@ def test_the_shed_requests_are_the_fewest_that_leave_the_rest_on_time(
         assert len(shed) == fewest_to_drop(live, throughput)
 
 
-@given(queues(max_size=16), throughputs)
+@given(prefill_queues(max_size=16), throughputs)
 @settings(max_examples=200)
 def test_shed_requests_sort_after_every_live_one_of_their_class(
     queue: list[Request], throughput: float

@@ -16,7 +16,7 @@ from slidingpolicy import SlidingConfig
 from slidingpolicy.pricing.budget import fill_budget
 from slidingpolicy.pricing.queue import PricedQueue
 from slidingpolicy.stages.chunk import sliding_chunk
-from tests.strategies import predictors, realistic_predictors
+from slidingpolicy.testing.strategies import predictors, realistic_predictors
 
 queues = st.lists(st.tuples(st.integers(1, 3000), st.integers(0, 4000)), min_size=1, max_size=8)
 

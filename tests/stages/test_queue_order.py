@@ -22,7 +22,7 @@ from slidingpolicy.records import tree
 from slidingpolicy.records.candidates import CandidateQueue
 from slidingpolicy.stages import order
 from slidingpolicy.stages.order import EDF, FCFS, QueueOrder, mlps_head, order_candidates
-from tests.strategies import NOW, configs, decoding_requests, prefill_requests
+from slidingpolicy.testing.strategies import NOW, configs, decoding_requests, prefill_queues
 
 
 @contextmanager
@@ -33,11 +33,6 @@ def indexed() -> Iterator[None]:
         mock.patch.multiple(tree, FANOUT=4, _LOW=1, _FILL=3),
     ):
         yield
-
-
-@st.composite
-def candidates(draw: st.DrawFn, prefix: str = "p", max_size: int = 40) -> list[Request]:
-    return [draw(prefill_requests(f"{prefix}{i}")) for i in range(draw(st.integers(0, max_size)))]
 
 
 throughputs = st.floats(100.0, 50_000.0)
@@ -58,7 +53,7 @@ def sorted_head(state: SchedulerState, config: SlidingConfig, reach: int) -> lis
 
 
 @pytest.mark.slow
-@given(candidates(), configs(), throughputs, fits, reaches)
+@given(prefill_queues(), configs(), throughputs, fits, reaches)
 @settings(max_examples=300)
 def test_the_indexed_mlps_head_is_the_sorted_one(
     requests: list[Request], config: SlidingConfig, rho: float, limit: int | None, reach: int
@@ -71,8 +66,8 @@ def test_the_indexed_mlps_head_is_the_sorted_one(
 
 @pytest.mark.slow
 @given(
-    candidates(),
-    candidates("n"),
+    prefill_queues(),
+    prefill_queues("n"),
     st.data(),
     configs(),
     throughputs,
@@ -110,7 +105,7 @@ def test_the_index_stays_exact_as_the_queue_changes_and_time_moves(
 
 
 @pytest.mark.slow
-@given(candidates(), st.sampled_from([FCFS, EDF, IN_PROGRESS_FIRST]), fits, reaches)
+@given(prefill_queues(), st.sampled_from([FCFS, EDF, IN_PROGRESS_FIRST]), fits, reaches)
 @settings(max_examples=200)
 def test_a_fixed_order_read_off_its_index_is_the_sorted_one(
     requests: list[Request], fixed: QueueOrder, limit: int | None, reach: int
@@ -121,7 +116,7 @@ def test_a_fixed_order_read_off_its_index_is_the_sorted_one(
         assert ids(order.ordered_head(state, fixed, reach)) == ids(expected)
 
 
-@given(st.lists(decoding_requests("d"), max_size=1), candidates(), fits)
+@given(st.lists(decoding_requests("d"), max_size=1), prefill_queues(), fits)
 def test_a_queued_state_holds_what_a_listed_one_does(
     decodes: list[Request], requests: list[Request], limit: int | None
 ) -> None:

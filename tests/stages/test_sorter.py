@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from slidingpolicy import Request, SchedulerState, SlidingConfig, sort_candidates
 from slidingpolicy.records.candidates import deadline_key
 from slidingpolicy.stages.order import burst_shed, is_urgent, mlps_keys
-from tests.strategies import NOW, configs, states
+from slidingpolicy.testing.strategies import NOW, configs, states
 
 
 @pytest.mark.slow

@@ -47,7 +47,10 @@ def test_a_url_replay_writes_every_run_in_simulates_columns(
     assert run["metrics"]["attainment"] == 1.0
     assert run["metrics"]["preemptions"] is None
     assert run["metrics"]["iterations"] is None
-    assert len(run["requests"]) == 12
+    # every request sent, in simulate's columns; the steady-state trial counts its window
+    counted = [r for r in run["requests"] if r["counted"]]
+    assert len(counted) == 12
+    assert all(r["completed"] for r in counted)
     with (out / "runs.csv").open() as handle:
         rows = list(csv.DictReader(handle))
     assert len(rows) == 8
@@ -86,6 +89,7 @@ def test_failed_requests_are_counted_as_misses_by_reason(
             "10",
             "--warmup",
             "0",
+            "--whole",
             "--out",
             str(out),
         ],
@@ -93,11 +97,42 @@ def test_failed_requests_are_counted_as_misses_by_reason(
     )
     assert code == 0, err
     run = json.loads((out / "results.json").read_text())["runs"][0]
+    assert run["window"] is None
     failed = sum(run["failures"].values())
     assert set(run["failures"]) == {"http 503"}
     assert failed >= 4
     assert run["metrics"]["attainment"] == (10 - failed) / 10
     assert sum(r["failure"] == "http 503" for r in run["requests"]) == failed
+
+
+def test_a_replay_is_a_steady_state_trial_that_reports_its_window(
+    fake_engine: Start, tmp_path: Path, capsys: Capture
+) -> None:
+    """SLOs scaled to a twentieth, so that the warm-up (40 shortest TTFTs: 2 s) is short: the
+    10 counted requests arrive after the warm-up's 40, and only they are judged."""
+    engine = fake_engine(lambda body: Behaviour())
+    out = tmp_path / "out"
+    args = ["replay", "--url", engine.url, "--rate", "20", "-n", "10", "--slo-scale", "0.05",
+            "--warmup", "0", "--out", str(out)]  # fmt: skip
+    code, _, err = run_cli(args, capsys)
+    assert code == 0, err
+    run = json.loads((out / "results.json").read_text())["runs"][0]
+    assert run["window"]["first"] == 40
+    assert run["window"]["count"] == 10
+    assert run["metrics"]["requests"] == 10
+    assert run["workload"]["whole"] is False
+    counted = [r for r in run["requests"] if r["counted"]]
+    assert [r["id"] for r in counted] == [f"r{i}" for i in range(10)]
+    assert len(engine.bodies) >= 50
+
+
+def test_a_steady_state_trial_too_large_to_send_is_one_line(
+    tmp_path: Path, capsys: Capture
+) -> None:
+    url = f"http://127.0.0.1:{closed_port()}"
+    args = ["replay", "--url", url, "--rate", "5000", "-n", "10", "--out", str(tmp_path)]
+    code, _, err = run_cli(args, capsys)
+    one_line_error(code, err, "--rate 5000: a steady-state trial of 10 requests sends")
 
 
 def test_an_unreachable_url_is_one_line(tmp_path: Path, capsys: Capture) -> None:

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from slidingpolicy.cli import main
-from slidingpolicy.predictors import packaged_path
+from slidingpolicy.predictors.locations import packaged_path
 from slidingpolicy.replay.engine_fidelity import (
     Simulation,
     policy_of,
@@ -48,9 +48,12 @@ def engine_trace(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return trace
 
 
-def write_replay(folder: Path, metrics: Any, repeats: int = 2) -> Path:
-    """A replay's results.json: every arm × rate × seed × repeat, `metrics(arm, rate, seed,
-    repeat)` each; the native server given BUDGET tokens, its log reporting KV tokens."""
+def write_replay(
+    folder: Path, metrics: Any, repeats: int = 2, workload: dict[str, Any] = WORKLOAD
+) -> Path:
+    """A replay's results.json: every arm × rate × seed × repeat of `workload`, `metrics(arm,
+    rate, seed, repeat)` each; the native server given BUDGET tokens, its log reporting KV
+    tokens."""
     folder.mkdir(parents=True)
     log = folder / "native.log"
     log.write_text(f"INFO [kv_cache_utils.py] GPU KV cache size: {KV:,} tokens\n")
@@ -60,7 +63,7 @@ def write_replay(folder: Path, metrics: Any, repeats: int = 2) -> Path:
             "rate": rate,
             "seed": seed,
             "repeat": k,
-            "workload": WORKLOAD,
+            "workload": workload,
             "metrics": metrics(arm, rate, seed, k),
         }
         for rate in RATES
@@ -103,10 +106,19 @@ def flat(arm: str, rate: float, seed: int, repeat: int) -> dict[str, float]:
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize(
+    ("workload", "trial"),
+    [
+        # a replay recorded before steady-state trials (no `whole`) was a finite trial
+        (WORKLOAD, ["--whole"]),
+        ({**WORKLOAD, "whole": False}, []),
+    ],
+    ids=["finite", "steady-state"],
+)
 def test_the_simulated_side_is_simulate_run_directly(
-    engine_trace: Path, tmp_path: Path, capsys: Capture
+    workload: dict[str, Any], trial: list[str], engine_trace: Path, tmp_path: Path, capsys: Capture
 ) -> None:
-    folder = write_replay(tmp_path / "replay", flat)
+    folder = write_replay(tmp_path / "replay", flat, workload=workload)
     _, _, document = fidelity(folder, engine_trace, capsys)
     assert document["simulation"]["kv_tokens"] == KV
     assert document["simulation"]["native_budget"] == BUDGET
@@ -117,7 +129,7 @@ def test_the_simulated_side_is_simulate_run_directly(
         args = ["simulate", "--policy", policy_of(arm, BUDGET), "--workload", "mixed-v1",
                 "-n", "30", "--rate", str(rate), "--seed", str(seed), "--hardware-trace",
                 str(engine_trace), "--kv-tokens", str(KV), "--predictor", str(packaged_path()),
-                "--out", str(out)]  # fmt: skip
+                "--out", str(out), *trial]  # fmt: skip
         code, _, err = run_cli(args, capsys)
         assert code == 0, err
         direct = json.loads((out / "results.json").read_text())["metrics"]

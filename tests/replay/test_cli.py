@@ -283,7 +283,8 @@ def test_launch_transformers_serves_every_arm_through_its_adapter(
     out = tmp_path / "out"
     args = ["replay", "--launch", "transformers", "--transformers-python", str(python),
             "--policies", "native,prefill_first,sarathi-edf[token_budget=256]", "--rate", "50",
-            "-n", "4", "--whole", "--trace-dir", str(tmp_path / "traces"), "--out", str(out)]  # fmt: skip
+            "-n", "4", "--whole", "--trace-dir", str(tmp_path / "traces"),
+            "--out", str(out)]  # fmt: skip
     code, _, err = run_cli(args, capsys)
     assert code == 0, err
     servers = launched(tmp_path)

@@ -300,9 +300,13 @@ class ConformanceSuite:
             assert _sample(asyncio.run(_get(served.url, "/metrics")), "cancelled") >= 1
             status, _ = asyncio.run(_post(served.url, _body(served, 20, 3)))
             assert status == 200, "the server goes on"
-        with served.log.open("rb") as log:
-            log.seek(start)
-            assert b"Traceback" not in log.read(), "the server logged a traceback as it left"
+            # read while the server runs: what an engine logs as it is stopped (vLLM's
+            # abort of its engine core) is not the client's leaving
+            with served.log.open("rb") as log:
+                log.seek(start)
+                logged = log.read().decode(errors="replace")
+        at = logged.find("Traceback")
+        assert at < 0, f"the server logged a traceback as the client left:\n{logged[at:][:4000]}"
 
 
 @contextlib.contextmanager

@@ -176,15 +176,12 @@ def observe(
 def observe_deferring(
     learner: Learner, config: OnlineConfig, features: FloatArray, scenario: int, latency: float
 ) -> tuple[Learner, bool]:
-    """`observe`, but a full refit it would run (after the warm-up) is left to the caller:
-    the learner comes back with its rows folded, as that refit folds them, and True; the
-    caller puts `fitted(learner, config)` in force when it has it (`Online.install`). The
-    warm-up's refits, a scaling of the prior, run here."""
+    """`observe`, but the refit it would run is left to the caller: the learner comes back
+    with its rows folded, as that refit folds them, and True; the caller puts
+    `fitted(learner, config)` in force when it has it (`Online.install`)."""
     learner, due = _observed(learner, config, features, scenario, latency)
     if not due:
         return learner, False
-    if learner.priced < config.warmup:
-        return refit(learner, config), False
     return attrs.evolve(_fold(learner, config), since_refit=0), True
 
 
@@ -242,7 +239,7 @@ def fitted(learner: Learner, config: OnlineConfig) -> LatencyPredictor:
     during the warm-up, else `fit.solve`, with the margin calibrated on the window re-priced
     by it."""
     prior, stats = learner.prior, learner.stats
-    if learner.priced < config.warmup:
+    if warming_up(learner, config):
         fit = prior.scaled(prior_scale(stats, prior))
     else:
         fit = solve(stats, prior=prior, source=prior.source, prior_weight=config.prior_weight)
@@ -253,6 +250,12 @@ def fitted(learner: Learner, config: OnlineConfig) -> LatencyPredictor:
         margin = max(margin, config.cold_margin)
     margin = min(margin, config.max_margin)
     return attrs.evolve(fit, margin=margin)
+
+
+def warming_up(learner: Learner, config: OnlineConfig) -> bool:
+    """Whether a refit of `learner` is the warm-up's: a scaling of the prior (fewer than
+    `warmup` priced batches seen), a fraction of a full fit's cost."""
+    return learner.priced < config.warmup
 
 
 def _pend(learner: Learner, rows: Rows) -> Learner:

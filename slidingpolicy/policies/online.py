@@ -111,7 +111,7 @@ class Online(Generic[S]):
     def observe_deferring(
         self, pstate: OnlineState[S], state: SchedulerState, plan: BatchPlan, latency: float
     ) -> tuple[OnlineState[S], Learner | None]:
-        """`observe`, but a full refit it would run is left to the caller, which fits the
+        """`observe`, but a refit it would run is left to the caller, which fits the
         learner returned (`learner.fitted`, off an engine's step) and puts the predictor in
         force with `install`; None when no refit is left to do."""
         return self._observe(pstate, state, plan, latency, defer=True)

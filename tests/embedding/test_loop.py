@@ -7,6 +7,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -213,51 +214,86 @@ def test_a_restart_forgets_the_requests_and_traces_the_steps_in_flight(tmp_path:
     assert [parse_step(line).latency for line in trace.read_text().splitlines()] == [None]
 
 
-def test_a_full_refit_runs_aside_and_is_in_force_from_the_observation_after(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """The learner's full refits leave the step: each is fitted on the refit thread while
-    the next step runs, and put in force at that step's observation (so from the plan after
-    it), the same step whatever the thread's timing."""
+def _learning_run(monkeypatch: pytest.MonkeyPatch, fit_delay: float = 0.0) -> dict[str, Any]:
+    """A fake engine under `slidingserve+` learning fast (warm-up 4, refit every 4), each
+    refit's fit slowed by `fit_delay` seconds of wall time: the observations at which
+    refits fell due, were fitted (with the thread's name) and put in force, and the plans."""
     from slidingpolicy.embedding import loop as loop_module
     from slidingpolicy.policies import learner as learning
     from slidingpolicy.policies.online import Online
     from slidingpolicy.testing.fake_engine import FakeEngine
 
     engine = FakeEngine({"policy": "slidingserve+[warmup=4,refit_every=4]"})
-    due_at: list[int] = []
-    fits: list[tuple[str, object]] = []
-    installed: list[tuple[int, object]] = []
+    seen: dict[str, Any] = {"due": [], "fits": [], "installed": [], "plans": []}
     real_fitted, real_deferring = learning.fitted, Online.observe_deferring
     real_install = Online.install
 
     def fitted(learner: Any, config: Any) -> Any:
+        time.sleep(fit_delay)
         predictor = real_fitted(learner, config)
-        fits.append((threading.current_thread().name, predictor))
+        seen["fits"].append((threading.current_thread().name, predictor))
         return predictor
 
     def deferring(self: Any, *args: Any) -> Any:
         pstate, due = real_deferring(self, *args)
         if due is not None:
-            due_at.append(engine.loop.steps)
+            seen["due"].append((engine.loop._observations, due.priced))
         return pstate, due
 
     def install(self: Any, pstate: Any, predictor: Any) -> Any:
-        installed.append((engine.loop.steps, predictor))
+        seen["installed"].append((engine.loop._observations, predictor))
         return real_install(self, pstate, predictor)
 
-    monkeypatch.setattr(loop_module, "fitted", fitted)
-    monkeypatch.setattr(Online, "observe_deferring", deferring)
-    monkeypatch.setattr(Online, "install", install)
-    for i in range(40):
-        engine.add(f"r{i}", 300 + 50 * (i % 7), 6)
-        engine.step()
-    while not engine.idle():
-        engine.step()
-    engine.loop.close()
-    assert len(due_at) >= 3
-    assert {name for name, _ in fits} == {"slidingpolicy-refit_0"}
-    assert len(installed) >= len(due_at) - 1
-    for step, (_, predictor), (at, put) in zip(due_at, fits, installed, strict=False):
-        assert (at, put) == (step + 1, predictor)
+    with monkeypatch.context() as patched:
+        patched.setattr(loop_module, "fitted", fitted)
+        patched.setattr(Online, "observe_deferring", deferring)
+        patched.setattr(Online, "install", install)
+        for i in range(40):
+            engine.add(f"r{i}", 300 + 50 * (i % 7), 6)
+            engine.step()
+            seen["plans"].append(engine.loop.decision and engine.loop.decision.planned)
+        while not engine.idle():
+            engine.step()
+            seen["plans"].append(engine.loop.decision and engine.loop.decision.planned)
+        engine.loop.close()
     assert engine.loop.faults == {}
+    return seen
+
+
+def test_refits_run_aside_and_are_in_force_a_fixed_lag_after_they_were_asked_for(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Every refit is fitted on the refit thread and put in force a fixed number of
+    observations after it was asked for (the warm-up's at the next, a full one `REFIT_LAG`
+    later): asked for when it fell due, or, if one was being fitted then, when that one was
+    put in force."""
+    from slidingpolicy.embedding.loop import REFIT_LAG
+
+    seen = _learning_run(monkeypatch)
+    due, fits, installed = seen["due"], seen["fits"], seen["installed"]
+    assert len(installed) >= 3
+    assert {name for name, _ in fits} == {"slidingpolicy-refit_0"}
+    warmup = 4
+    priced_at = dict(due)
+    asked: list[tuple[int, int]] = []
+    queued: int | None = None
+    for at in range(1, max(priced_at) + 1):
+        in_force = not asked or at >= sum(asked[-1])
+        queued = priced_at.get(at, queued)
+        if queued is not None and in_force:
+            asked.append((at, 1 if queued < warmup else REFIT_LAG))
+            queued = None
+    expected = [sum(a) for a in asked][: len(installed)]
+    assert [at for at, _ in installed] == expected
+    assert [p for _, p in installed] == [p for _, p in fits][: len(installed)]
+
+
+def test_the_plans_do_not_depend_on_the_refit_threads_timing(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A refit thread 20 ms slower per fit changes no plan: each refit is put in force at
+    the same observation, waited for if it is not done."""
+    quick = _learning_run(monkeypatch)
+    slow = _learning_run(monkeypatch, fit_delay=0.02)
+    assert [at for at, _ in quick["installed"]] == [at for at, _ in slow["installed"]]
+    assert quick["plans"] == slow["plans"]

@@ -62,14 +62,22 @@ class Ledger:
         )
         return self if len(kept) == len(self.sent) else attrs.evolve(self, sent=kept)
 
-    def tokens(self, due_by: float = math.inf) -> dict[str, int]:
-        """Prompt tokens sent to each replica since its report, of requests due by `due_by`
-        (a replica sent none is not listed)."""
+    def tokens(self) -> dict[str, int]:
+        """Prompt tokens sent to each replica since its report (a replica sent none is not
+        listed)."""
         totals: dict[str, int] = {}
         for s in self.sent:
-            if s.deadline <= due_by:
-                totals[s.replica] = totals.get(s.replica, 0) + s.tokens
+            totals[s.replica] = totals.get(s.replica, 0) + s.tokens
         return totals
+
+    def arrivals(self, due_by: float = math.inf) -> dict[str, list[tuple[float, int]]]:
+        """(time, prompt tokens) of the requests due by `due_by` sent to each replica since
+        its report, in the order sent (a replica sent none is not listed)."""
+        by_replica: dict[str, list[tuple[float, int]]] = {}
+        for s in self.sent:
+            if s.deadline <= due_by:
+                by_replica.setdefault(s.replica, []).append((s.at, s.tokens))
+        return by_replica
 
     def counts(self) -> dict[str, int]:
         """Requests sent to each replica since its report (a replica sent none is not listed)."""

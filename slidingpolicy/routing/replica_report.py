@@ -17,13 +17,16 @@ The predicted first token of a request of p prompt tokens due at d, routed at `n
 max(now, free_at + A(d) / ρ) + p / ρ, with A(d) the tokens due by d ahead of it and ρ the
 prefill rate: the replica serves the work due before d first (earliest deadline first, as
 `slidingserve+` and `sarathi-edf` do; a late request is served after every live one), at its
-rate, and the work drains while the report ages.
+rate, and the work drains while the report ages. Requests a router sent there since, due by
+d, join that work when they were sent: a replica idle before a request came cannot have
+spent that time on it.
 """
 
 from __future__ import annotations
 
 import bisect
 import math
+from collections.abc import Sequence
 from typing import Any
 
 import attrs
@@ -90,15 +93,23 @@ class ReplicaReport:
         k = bisect.bisect_right(self.ahead, deadline, key=lambda point: point[0])
         return self.ahead[k - 1][1] if k else 0
 
-    def first_token(self, tokens: int, deadline: float, now: float, sent: int = 0) -> float:
+    def first_token(
+        self, tokens: int, deadline: float, now: float, sent: Sequence[tuple[float, int]] = ()
+    ) -> float:
         """When a request of `tokens` prompt tokens due at `deadline`, routed here at `now`,
-        would have its first token (module docstring), with `sent` more tokens due by then
-        routed here since the report; inf when the replica runs no prefill."""
+        would have its first token (module docstring), behind `sent`: the (time, tokens) of
+        the requests due by then routed here since the report, in the order sent, each
+        drained only from when it was sent; inf when the replica runs no prefill."""
         rate = self.prefill_rate
         if rate <= 0.0:
             return math.inf
-        start = max(now, self.free_at + (self.tokens_ahead(deadline) + sent) / rate)
-        return start + tokens / rate
+        at, work = self.free_at, float(self.tokens_ahead(deadline))
+        for sent_at, sent_tokens in sent:
+            if sent_at > at:
+                work = max(0.0, work - rate * (sent_at - at))
+                at = sent_at
+            work += sent_tokens
+        return max(now, at + work / rate) + tokens / rate
 
     def to_dict(self) -> dict[str, Any]:
         """JSON values (`tightest_slack` inf as None): what a replica publishes."""

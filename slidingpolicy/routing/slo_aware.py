@@ -45,11 +45,11 @@ class SloAware:
         """The replica of the earliest predicted first token, or a notice (class doc)."""
         ordered = replicas(self.name, reports)
         deadline, tokens = request.deadline, request.remaining_prefill
-        due, sent = ledger.tokens(deadline), ledger.tokens()
+        due, sent = ledger.arrivals(deadline), ledger.tokens()
 
         def rank(replica: str) -> tuple[float, int]:
             report = reports[replica]
-            first = report.first_token(tokens, deadline, now, due.get(replica, 0))
+            first = report.first_token(tokens, deadline, now, due.get(replica, ()))
             return first, report.queued_tokens + sent.get(replica, 0)
 
         ranks = {replica: rank(replica) for replica in ordered}

@@ -41,7 +41,8 @@ def test_a_report_lets_go_of_what_it_counts(
 
 def test_a_ledger_counts_by_deadline() -> None:
     ledger = Ledger(sent=(Sent("a", 0.0, 10, 3.0), Sent("a", 1.0, 20, 9.0), Sent("b", 1.0, 5, 3.0)))
-    assert ledger.tokens(3.0) == {"a": 10, "b": 5}
+    assert ledger.arrivals(3.0) == {"a": [(0.0, 10)], "b": [(1.0, 5)]}
+    assert ledger.arrivals() == {"a": [(0.0, 10), (1.0, 20)], "b": [(1.0, 5)]}
     assert ledger.tokens() == {"a": 30, "b": 5}
     assert ledger.counts() == {"a": 2, "b": 1}
     assert ledger.decided().decisions == 1

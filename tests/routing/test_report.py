@@ -88,7 +88,47 @@ def test_a_first_token_comes_no_sooner_for_more_work_or_later_routing(
     now, deadline = report.made_at, report.made_at + 3.0
     first = report.first_token(tokens, deadline, now)
     assert report.first_token(tokens + 1, deadline, now) >= first
-    assert report.first_token(tokens, deadline, now, sent=500) >= first
+    assert report.first_token(tokens, deadline, now, sent=[(now, 500)]) >= first
     assert report.first_token(tokens, deadline, now + later) >= first
     assert first >= now or math.isinf(first)
     assert math.isinf(first) == (report.prefill_rate == 0.0)
+
+
+def test_a_request_sent_to_an_idle_replica_is_not_served_before_it_was_sent() -> None:
+    """A replica idle since its report (10 s ago) is sent 5,000 prompt tokens now: they wait
+    5 s at 1,000 tokens/s, however long it idled before (its idle time is not theirs)."""
+    report = ReplicaReport(0.0, 0.0, 0, 0, 0, math.inf, 1000.0)
+    assert report.first_token(100, 30.0, 10.0, sent=[(10.0, 5000)]) == pytest.approx(15.1)
+    assert report.first_token(100, 30.0, 10.0, sent=[(0.0, 5000)]) == pytest.approx(10.1)
+
+
+@given(
+    report=reports(),
+    gaps=st.lists(st.floats(0.0, 5.0), max_size=8),
+    sizes=st.lists(st.integers(1, 4000), min_size=8, max_size=8),
+    delay=st.floats(0.0, 5.0),
+)
+def test_work_sent_since_a_report_drains_only_from_when_it_was_sent(
+    report: ReplicaReport, gaps: list[float], sizes: list[int], delay: float
+) -> None:
+    """The first token behind requests sent since the report: no sooner than if they had
+    all been there when the replica became free (the bound that credits them its idle time),
+    equal to it when they were, and no sooner when each is sent later."""
+    deadline, times, at = report.made_at + 3.0, [], report.made_at
+    for gap in gaps:
+        at += gap
+        times.append(at)
+    sent = list(zip(times, sizes, strict=False))
+    now = at + delay
+    first = report.first_token(50, deadline, now, sent)
+    total = sum(tokens for _, tokens in sent)
+    if math.isinf(first):
+        assert report.prefill_rate == 0.0
+        return
+    rate = report.prefill_rate
+    credited = max(now, report.free_at + (report.tokens_ahead(deadline) + total) / rate) + 50 / rate
+    assert first >= credited * (1 - 1e-12)
+    at_free = [(min(t, report.free_at), tokens) for t, tokens in sent]
+    assert report.first_token(50, deadline, now, at_free) == pytest.approx(credited)
+    later = [(t + delay, tokens) for t, tokens in sent]
+    assert report.first_token(50, deadline, now + delay, later) >= first * (1 - 1e-12)

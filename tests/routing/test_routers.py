@@ -132,9 +132,9 @@ def test_the_slo_aware_router_never_sends_late_where_it_could_send_on_time(
 ) -> None:
     request, chosen, ledger = decision
     route = SloAware(notice=notice).route(request, chosen, ledger, NOW)
-    due = ledger.tokens(request.deadline)
+    due = ledger.arrivals(request.deadline)
     first = {
-        r: chosen[r].first_token(request.prompt_tokens, request.deadline, NOW, due.get(r, 0))
+        r: chosen[r].first_token(request.prompt_tokens, request.deadline, NOW, due.get(r, ()))
         for r in chosen
     }
     on_time = {r for r, t in first.items() if t <= request.deadline}

@@ -16,6 +16,7 @@ import pytest
 
 from slidingpolicy import BatchPlan, Request, SchedulerState, Slo
 from slidingpolicy.embedding import AdapterConfig, Clock, PolicyLoop
+from slidingpolicy.routing import ReplicaReport
 from slidingpolicy.step_trace import parse_step
 
 
@@ -261,3 +262,20 @@ def test_a_full_refit_runs_aside_and_is_in_force_from_the_observation_after(
     for step, (_, predictor), (at, put) in zip(due_at, fits, installed, strict=False):
         assert (at, put) == (step + 1, predictor)
     assert engine.loop.faults == {}
+
+
+def test_a_report_is_of_the_last_snapshot_less_the_requests_the_engine_no_longer_holds() -> None:
+    view = Queue({"a": 40, "b": 30})
+    loop = _loop(view, Clock(Ticks(0.0, 0.5)))
+    assert loop.report() is None
+    loop.decide(64)
+    view.gone.add("b")
+    report = loop.report()
+    assert report is not None
+    assert (report.made_at, report.free_at) == (0.5, 0.5)
+    assert (report.queued, report.queued_tokens, report.decoding) == (1, 40, 0)
+    assert report.prefill_rate > 0.0
+    assert ReplicaReport.from_dict(report.to_dict()) == report
+    later = loop.report(free_at=0.75)
+    assert later is not None
+    assert later.free_at == 0.75

@@ -51,6 +51,9 @@ class SloAwareRequestRouter(PowerOfTwoChoicesRequestRouter):
         self.ledger = Ledger()
         self.requests: dict[str, Request] = {}
         """The record of each request ranked and not yet routed, by Ray's internal id."""
+        self.read: dict[str, tuple[object, ReplicaReport]] = {}
+        """Each replica's report as last read, with the stats it was read from: stats change
+        once a period, requests come many times as often."""
         self.decisions = 0
         """Rankings asked for."""
         self.fallbacks = 0
@@ -87,10 +90,16 @@ class SloAwareRequestRouter(PowerOfTwoChoicesRequestRouter):
         reports: dict[str, ReplicaReport] = {}
         by_id: dict[str, RunningReplica] = {}
         for replica in candidates:
-            report = report_in(replica.routing_stats or {})
+            key, stats = replica.replica_id.unique_id, replica.routing_stats
+            last = self.read.get(key)
+            if last is not None and last[0] is stats:
+                report: ReplicaReport | None = last[1]
+            else:
+                report = report_in(stats or {})
+                if report is not None:
+                    self.read[key] = (stats, report)
             if report is None:
                 return None
-            key = replica.replica_id.unique_id
             reports[key], by_id[key] = report, replica
         internal = pending.metadata.internal_request_id
         request = request_of(pending.args[0], internal, pending.created_at, self.default_slo)
@@ -113,6 +122,7 @@ class SloAwareRequestRouter(PowerOfTwoChoicesRequestRouter):
         """Drop the replica, and what the ledger held for it."""
         super().on_replica_actor_died(replica_id)
         gone = replica_id.unique_id
+        self.read.pop(gone, None)
         kept = tuple(s for s in self.ledger.sent if s.replica != gone)
         if len(kept) != len(self.ledger.sent):
             self.ledger = Ledger(self.ledger.seed, kept, self.ledger.last, self.ledger.decisions)

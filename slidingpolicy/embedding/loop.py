@@ -285,24 +285,27 @@ class PolicyLoop(Generic[Handle]):
                 self._fallback,
             )
 
-    def report(self, free_at: float | None = None) -> ReplicaReport | None:
+    def report(self, free_at: float | None = None) -> ReplicaReport:
         """What this replica tells a router (`slidingpolicy.routing.report_from`): the last
         step's snapshot less the requests the engine no longer holds, made at that snapshot's
         time (its next step at `free_at`, default then), priced by the predictor the policy
-        plans with now within that step's budget; None before the first snapshot. It reads
-        only the last decision, so an engine's own thread may keep stepping meanwhile."""
+        plans with now within that step's budget; before the first snapshot, an idle
+        replica's, made now. It reads only the last decision, so an engine's own thread may
+        keep stepping meanwhile."""
         decision = self.decision
         state = decision.state if decision is not None else None
-        if decision is None or state is None or decision.budget < 2:
-            return None
+        learned = getattr(self.pstate, "predictor", getattr(self.policy, "predictor", None))
+        if not isinstance(learned, LatencyPredictor):
+            learned = self.config.load_predictor()
+        if decision is None or state is None:
+            now = self.clock.now()
+            start = now if free_at is None else max(free_at, now)
+            return report_from(now, start, [], [], learned, max(self.policy.token_budget, 2))
         live = self.view.live
         decoding = [r for r in state.decoding if live(r.id)]
         queued = [r for r in state.prefill_candidates if live(r.id)]
         start = state.now if free_at is None else max(free_at, state.now)
-        learned = getattr(self.pstate, "predictor", getattr(self.policy, "predictor", None))
-        if not isinstance(learned, LatencyPredictor):
-            learned = self.config.load_predictor()
-        return report_from(state.now, start, decoding, queued, learned, decision.budget)
+        return report_from(state.now, start, decoding, queued, learned, max(decision.budget, 2))
 
     def _decide(self, budget: int) -> Decision:
         """Snapshot, plan, check; any failure becomes a fallback with its reason."""

@@ -264,18 +264,17 @@ def test_a_full_refit_runs_aside_and_is_in_force_from_the_observation_after(
     assert engine.loop.faults == {}
 
 
-def test_a_report_is_of_the_last_snapshot_less_the_requests_the_engine_no_longer_holds() -> None:
+def test_a_report_is_idle_before_a_snapshot_then_the_last_one_less_the_requests_gone() -> None:
     view = Queue({"a": 40, "b": 30})
-    loop = _loop(view, Clock(Ticks(0.0, 0.5)))
-    assert loop.report() is None
+    loop = _loop(view, Clock(Ticks(0.0, 0.25, 0.25)))
+    idle = loop.report()
+    assert (idle.made_at, idle.queued, idle.decoding, idle.ahead) == (0.25, 0, 0, ())
+    assert idle.prefill_rate > 0.0
     loop.decide(64)
     view.gone.add("b")
     report = loop.report()
-    assert report is not None
     assert (report.made_at, report.free_at) == (0.5, 0.5)
     assert (report.queued, report.queued_tokens, report.decoding) == (1, 40, 0)
     assert report.prefill_rate > 0.0
     assert ReplicaReport.from_dict(report.to_dict()) == report
-    later = loop.report(free_at=0.75)
-    assert later is not None
-    assert later.free_at == 0.75
+    assert loop.report(free_at=0.75).free_at == 0.75

@@ -88,14 +88,13 @@ class EngineReplica:
             raise
 
     def record_routing_stats(self) -> dict[str, Any]:
-        """The policy's report on the wall clock, for the router; nothing before its first
-        step (the router then ranks this replica as Ray's default router does)."""
+        """The policy's report on the wall clock, for the router; nothing before the engine
+        built its scheduler (the router then ranks as Ray's default router does)."""
         loop = self.engine.loop
         if loop is None:
             return {}
         report = loop.report()
-        shift = time.time() - loop.clock.now()
-        return stats_of(None if report is None else on_wall_clock(report, shift))
+        return stats_of(on_wall_clock(report, time.time() - loop.clock.now()))
 
     def check_health(self) -> None:
         """Ray's health check: the engine's generation thread runs."""

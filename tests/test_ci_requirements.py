@@ -101,3 +101,12 @@ def test_the_transformers_key_hashes_its_requirements(version: str) -> None:
     assert f"transformers=={version}" in requirements
     assert requirements == sorted(requirements)
     assert _lines("transformers", version, "--key") == [_sha(requirements)]
+
+
+def test_the_ray_environment_is_the_transformers_one_with_ray_serve_pinned() -> None:
+    requirements = _lines("ray", "2.60.0")
+    assert "ray[serve]==2.60.0" in requirements
+    assert set(_lines("transformers", _script().RAY_TRANSFORMERS)) <= set(requirements)
+    assert not any(r.startswith(("slidingpolicy", "ray[serve]>=")) for r in requirements)
+    assert requirements == sorted(requirements)
+    assert _lines("ray", "2.60.0", "--key") == [_sha(requirements)]

@@ -141,8 +141,20 @@ ADAPTERS = Path(__file__).resolve().parent.parent / "adapters"
 ADAPTER_PACKAGES = {
     "vllm": ("slidingpolicy_vllm", "vllm"),
     "transformers": ("slidingpolicy_transformers", "transformers"),
+    "ray": ("slidingpolicy_ray", "ray"),
 }
 """Each adapter's folder: its package, and the engine it binds."""
+
+BUILDS_ON = {"slidingpolicy_ray": {"slidingpolicy_transformers"}}
+"""The adapters an adapter is built on and may import: Ray Serve's replicas host the
+transformers adapter's engine and reuse its server's pieces."""
+
+ROUTER_API = {"slidingpolicy.routing"}
+"""What of the core a router's binding imports beside `BINDING_API`: the routers and the
+reports they read (`slidingpolicy.routing`)."""
+
+ROUTERS = {"slidingpolicy_ray"}
+"""The adapters that bind a router (and may import `ROUTER_API`)."""
 
 BINDING_API = {"slidingpolicy", "slidingpolicy.embedding", "slidingpolicy.embedding.prometheus"}
 """What of the core an adapter's binding imports: the package's names and a policy's life in
@@ -170,13 +182,15 @@ def adapter_faults(folder: Path, own: str) -> list[str]:
     private module of the core, another adapter, or, from a module of its binding (not one
     of `TOOLS`, not a test), any module of the core but `BINDING_API`."""
     others = {package for package, _ in ADAPTER_PACKAGES.values()} - {own}
+    others -= BUILDS_ON.get(own, set())
+    allowed = BINDING_API | ROUTER_API if own in ROUTERS else BINDING_API
     faults = []
     for path in sorted(folder.rglob("*.py")):
         binding = "src" in path.parts and path.stem not in TOOLS
         for name in sorted(_imports(ast.parse(path.read_text(), str(path)))):
             top = name.split(".")[0]
             private = top == "slidingpolicy" and any(p.startswith("_") for p in name.split("."))
-            beyond = binding and top == "slidingpolicy" and name not in BINDING_API
+            beyond = binding and top == "slidingpolicy" and name not in allowed
             if top in others or private or beyond:
                 faults.append(f"{path.relative_to(folder)} imports {name}")
     return faults
@@ -203,4 +217,26 @@ def test_an_adapter_reaching_past_the_api_is_seen(tmp_path: Path) -> None:
         "src/pkg/scheduler.py imports slidingpolicy.step_trace",
         "src/pkg/scheduler.py imports slidingpolicy_vllm.door",
         "tests/test_x.py imports slidingpolicy._io",
+    ]
+
+
+def test_a_router_binding_may_import_the_routers_and_the_adapter_it_builds_on(
+    tmp_path: Path,
+) -> None:
+    source = tmp_path / "src" / "pkg"
+    source.mkdir(parents=True)
+    (source / "router.py").write_text(
+        "from slidingpolicy.routing import Ledger\n"
+        "from slidingpolicy_transformers.server import token_event\n"
+        "from slidingpolicy.cluster import simulate\n"
+        "import slidingpolicy_vllm.door\n"
+    )
+    assert adapter_faults(tmp_path, "slidingpolicy_ray") == [
+        "src/pkg/router.py imports slidingpolicy.cluster",
+        "src/pkg/router.py imports slidingpolicy_vllm.door",
+    ]
+    assert adapter_faults(tmp_path, "slidingpolicy_transformers") == [
+        "src/pkg/router.py imports slidingpolicy.cluster",
+        "src/pkg/router.py imports slidingpolicy.routing",
+        "src/pkg/router.py imports slidingpolicy_vllm.door",
     ]

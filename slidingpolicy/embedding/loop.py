@@ -46,6 +46,7 @@ from slidingpolicy.records.plan import Allocation, BatchPlan
 from slidingpolicy.records.request import Request
 from slidingpolicy.records.slo import Slo
 from slidingpolicy.records.state import SchedulerState
+from slidingpolicy.routing import ReplicaReport, report_from
 from slidingpolicy.step_trace import TraceStep, TraceWriter
 
 logger = logging.getLogger(__name__)
@@ -301,6 +302,28 @@ class PolicyLoop(Generic[Handle]):
                 detail,
                 self._fallback,
             )
+
+    def report(self, free_at: float | None = None) -> ReplicaReport:
+        """What this replica tells a router (`slidingpolicy.routing.report_from`): the last
+        step's snapshot less the requests the engine no longer holds, made at that snapshot's
+        time (its next step at `free_at`, default then), priced by the predictor the policy
+        plans with now within that step's budget; before the first snapshot, an idle
+        replica's, made now. It reads only the last decision, so an engine's own thread may
+        keep stepping meanwhile."""
+        decision = self.decision
+        state = decision.state if decision is not None else None
+        learned = getattr(self.pstate, "predictor", getattr(self.policy, "predictor", None))
+        if not isinstance(learned, LatencyPredictor):
+            learned = self.config.load_predictor()
+        if decision is None or state is None:
+            now = self.clock.now()
+            start = now if free_at is None else max(free_at, now)
+            return report_from(now, start, [], [], learned, max(self.policy.token_budget, 2))
+        live = self.view.live
+        decoding = [r for r in state.decoding if live(r.id)]
+        queued = [r for r in state.prefill_candidates if live(r.id)]
+        start = state.now if free_at is None else max(free_at, state.now)
+        return report_from(state.now, start, decoding, queued, learned, max(decision.budget, 2))
 
     def _decide(self, budget: int) -> Decision:
         """Snapshot, plan, check; any failure becomes a fallback with its reason."""

@@ -17,6 +17,7 @@ import pytest
 
 from slidingpolicy import BatchPlan, Request, SchedulerState, Slo
 from slidingpolicy.embedding import AdapterConfig, Clock, PolicyLoop
+from slidingpolicy.routing import ReplicaReport
 from slidingpolicy.step_trace import parse_step
 
 
@@ -297,3 +298,19 @@ def test_the_plans_do_not_depend_on_the_refit_threads_timing(
     slow = _learning_run(monkeypatch, fit_delay=0.02)
     assert [at for at, _ in quick["installed"]] == [at for at, _ in slow["installed"]]
     assert quick["plans"] == slow["plans"]
+
+
+def test_a_report_is_idle_before_a_snapshot_then_the_last_one_less_the_requests_gone() -> None:
+    view = Queue({"a": 40, "b": 30})
+    loop = _loop(view, Clock(Ticks(0.0, 0.25, 0.25)))
+    idle = loop.report()
+    assert (idle.made_at, idle.queued, idle.decoding, idle.ahead) == (0.25, 0, 0, ())
+    assert idle.prefill_rate > 0.0
+    loop.decide(64)
+    view.gone.add("b")
+    report = loop.report()
+    assert (report.made_at, report.free_at) == (0.5, 0.5)
+    assert (report.queued, report.queued_tokens, report.decoding) == (1, 40, 0)
+    assert report.prefill_rate > 0.0
+    assert ReplicaReport.from_dict(report.to_dict()) == report
+    assert loop.report(free_at=0.75).free_at == 0.75

@@ -17,7 +17,7 @@ import attrs
 import torch
 from slidingpolicy import Policy
 from slidingpolicy.embedding import AdapterConfig as SharedConfig
-from slidingpolicy.embedding import slo_on_wire
+from slidingpolicy.embedding import PolicyLoop, slo_on_wire
 from transformers import (
     AutoConfig,
     AutoModelForCausalLM,
@@ -133,6 +133,14 @@ class Engine:
         )
         if added is None:
             raise RuntimeError(f"the engine refused request {request_id!r} (it is stopping)")
+
+    @property
+    def loop(self) -> PolicyLoop[Any] | None:
+        """The policy's loop in the engine's scheduler (its `report` is what a router reads,
+        on its `clock`): None for the engine's own schedulers, and before the engine built
+        its scheduler."""
+        scheduler = self.binding.scheduler if self.binding is not None else None
+        return scheduler.sliding if scheduler is not None else None
 
     def cancel(self, request_id: str) -> None:
         """Cancel a request (its client left)."""

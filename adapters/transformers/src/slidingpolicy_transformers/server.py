@@ -72,7 +72,9 @@ def parse_completion(body: object, vocab: int) -> tuple[list[int], int, bool, ob
     return prompt, max_tokens, stream, slo
 
 
-def _event(request_id: str, model: str, tokens: list[int], finish: str | None) -> bytes:
+def token_event(request_id: str, model: str, tokens: list[int], finish: str | None) -> bytes:
+    """A server-sent event of a stream: a request's new `tokens`, and its `finish` reason
+    (None until the last)."""
     document = {
         "id": request_id,
         "object": "text_completion",
@@ -83,14 +85,20 @@ def _event(request_id: str, model: str, tokens: list[int], finish: str | None) -
     return f"data: {json.dumps(document)}\n\n".encode()
 
 
-def _error_document(status: int, message: str) -> dict[str, Any]:
+def error_document(status: int, message: str) -> dict[str, Any]:
     """An error in the OpenAI API's shape."""
     kind = "invalid_request_error" if status == 400 else "server_error"
     return {"error": {"message": message, "type": kind, "code": status}}
 
 
+def error_event(message: str) -> bytes:
+    """The server-sent event that ends a stream the engine failed: an error in the OpenAI
+    API's shape, `message` its message (a notice, which `slidingpolicy replay` reads)."""
+    return f"data: {json.dumps(error_document(400, message))}\n\n".encode()
+
+
 def _error(status: int, message: str) -> web.Response:
-    return web.json_response(_error_document(status, message), status=status)
+    return web.json_response(error_document(status, message), status=status)
 
 
 _IDS = itertools.count()
@@ -119,7 +127,7 @@ async def completions(request: web.Request) -> web.StreamResponse:
     try:
         if stream:
             return await _stream(request, request_id, outputs)
-        tokens = [token async for new in _tokens(outputs) for token in new]
+        tokens = [token async for new in token_stream(outputs) for token in new]
     except asyncio.CancelledError:
         engine.cancel(request_id)
         raise
@@ -130,7 +138,7 @@ async def completions(request: web.Request) -> web.StreamResponse:
     return web.json_response({**document, "model": request.app[NAME]})
 
 
-async def _tokens(outputs: asyncio.Queue[Any]) -> AsyncIterator[list[int]]:
+async def token_stream(outputs: asyncio.Queue[Any]) -> AsyncIterator[list[int]]:
     """The new tokens of each output of a request until it finishes (an empty list last);
     `RuntimeError` when the engine failed it."""
     sent = 0
@@ -157,12 +165,11 @@ async def _stream(
     await response.prepare(request)
     try:
         try:
-            async for new in _tokens(outputs):
-                await response.write(_event(request_id, name, new, None))
-            await response.write(_event(request_id, name, [], "length"))
+            async for new in token_stream(outputs):
+                await response.write(token_event(request_id, name, new, None))
+            await response.write(token_event(request_id, name, [], "length"))
         except RuntimeError as error:
-            failed = json.dumps(_error_document(400, str(error)))
-            await response.write(f"data: {failed}\n\n".encode())
+            await response.write(error_event(str(error)))
         await response.write(b"data: [DONE]\n\n")
         await response.write_eof()
     except ConnectionResetError:

@@ -20,44 +20,23 @@ import random
 import time
 from typing import Any
 
-import attrs
 import numpy as np
 from ray.serve._private.common import DeploymentHandleSource, DeploymentID, ReplicaID
 from ray.serve._private.request_router.pow_2_router import PowerOfTwoChoicesRequestRouter
-from ray.serve.request_router import PendingRequest
 
 # The core's mypy runs without the Ray adapter; the adapter's CI step type-checks these for real.
 from slidingpolicy_ray.choice import stats_of  # type: ignore[import-not-found, unused-ignore]
 from slidingpolicy_ray.router import (  # type: ignore[import-not-found, unused-ignore]
     SloAwareRequestRouter,
 )
+from slidingpolicy_ray.testing import (  # type: ignore[import-not-found, unused-ignore]
+    FakeReplica,
+    pending,
+)
 
 from slidingpolicy.routing import ReplicaReport
 
 DEPLOYMENT = DeploymentID(name="EngineReplica", app_name="bench")
-
-
-@attrs.define
-class FakeReplica:
-    """What a router reads of a `RunningReplica`."""
-
-    replica_id: ReplicaID
-    routing_stats: dict[str, Any]
-    node_id: str = "node"
-    availability_zone: str | None = None
-    multiplexed_model_ids: set[str] = attrs.Factory(set)
-    max_ongoing_requests: int = 256
-    is_cross_language: bool = False
-
-    async def get_queue_len(self, deadline_s: float) -> int:
-        """Ray's probe of a new replica's queue (none here)."""
-        return 0
-
-
-@attrs.define
-class Metadata:
-    internal_request_id: str
-    multiplexed_model_id: str = ""
 
 
 def _report(now: float, ahead: int, rng: random.Random) -> ReplicaReport:
@@ -92,10 +71,10 @@ async def _measure(kind: str, n: int, requests: int, between: int, ahead: int) -
             _refresh(replicas, ahead, rng)
         body = {"prompt": list(range(rng.randint(50, 2000))), "max_tokens": 64,
                 "vllm_xargs": {"ttft_slo": rng.choice([0.5, 3.0, 15.0])}}  # fmt: skip
-        pending = PendingRequest([body], {}, Metadata(f"q{i}"))  # type: ignore[arg-type]
+        request = pending([body], f"q{i}")
         start = time.perf_counter()
-        ranked = await router.choose_replicas(candidates, pending)
-        router.on_request_routed(pending, ranked[0][0].replica_id, None)
+        ranked = await router.choose_replicas(candidates, request)
+        router.on_request_routed(request, ranked[0][0].replica_id, None)
         times.append(time.perf_counter() - start)
     return times
 

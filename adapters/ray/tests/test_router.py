@@ -9,39 +9,15 @@ import time
 from collections.abc import Callable, Coroutine
 from typing import Any
 
-import attrs
 from ray.serve._private.common import DeploymentHandleSource, DeploymentID, ReplicaID
 from ray.serve.request_router import PendingRequest
 from slidingpolicy.routing import ReplicaReport
 
 from slidingpolicy_ray.choice import stats_of
 from slidingpolicy_ray.router import SloAwareRequestRouter
+from slidingpolicy_ray.testing import FakeReplica, pending
 
 DEPLOYMENT = DeploymentID(name="EngineReplica", app_name="test")
-
-
-@attrs.define
-class FakeReplica:
-    """What a router reads of a `RunningReplica`."""
-
-    replica_id: ReplicaID
-    routing_stats: dict[str, Any]
-    node_id: str = "node"
-    availability_zone: str | None = None
-    multiplexed_model_ids: set[str] = attrs.Factory(set)
-    max_ongoing_requests: int = 100
-    is_cross_language: bool = False
-
-
-@attrs.define
-class Metadata:
-    internal_request_id: str
-    multiplexed_model_id: str = ""
-
-
-def _pending(args: list[Any], metadata: Metadata) -> PendingRequest:
-    """A pending request of `args` (its metadata a fake: the router reads its id)."""
-    return PendingRequest(args, {}, metadata)  # type: ignore[arg-type]
 
 
 def _replica(name: str, report: ReplicaReport | None) -> FakeReplica:
@@ -67,9 +43,9 @@ def _body(tokens: int, ttft: float) -> dict[str, Any]:
     return {"prompt": list(range(1, tokens + 1)), "max_tokens": 2, "vllm_xargs": {"ttft_slo": ttft}}
 
 
-async def _choose(router: SloAwareRequestRouter, pending: PendingRequest) -> list[list[Any]]:
+async def _choose(router: SloAwareRequestRouter, request: PendingRequest) -> list[list[Any]]:
     candidates = router._replicas_list
-    chosen: list[list[Any]] = await router.choose_replicas(candidates, pending)
+    chosen: list[list[Any]] = await router.choose_replicas(candidates, request)
     return chosen
 
 
@@ -88,7 +64,7 @@ async def test_a_request_is_ranked_by_its_predicted_first_token() -> None:
     deep = _replica("deep", _report(12000, 8000.0, 30.0))  # long-deadline work, fast
     short = _replica("short", _report(4000, 4000.0, 1.0))  # work due soon, half as fast
     router = _router(deep, short)
-    ranked = await _choose(router, _pending([_body(2000, 3.0)], Metadata("a")))
+    ranked = await _choose(router, pending([_body(2000, 3.0)], "a"))
     assert [[r.replica_id.unique_id for r in rank] for rank in ranked] == [["deep"], ["short"]]
     assert (router.decisions, router.fallbacks) == (1, 0)
 
@@ -97,10 +73,10 @@ async def test_a_request_is_ranked_by_its_predicted_first_token() -> None:
 async def test_what_was_routed_counts_until_the_next_report() -> None:
     one, two = _replica("one", _report(0, 1000.0, 0.0)), _replica("two", _report(0, 1000.0, 0.0))
     router = _router(one, two)
-    first = _pending([_body(900, 3.0)], Metadata("a"))
+    first = pending([_body(900, 3.0)], "a")
     assert (await _choose(router, first))[0][0] is one
     router.on_request_routed(first, one.replica_id, None)
-    assert (await _choose(router, _pending([_body(900, 3.0)], Metadata("b"))))[0][0] is two
+    assert (await _choose(router, pending([_body(900, 3.0)], "b")))[0][0] is two
     assert [s.replica for s in router.ledger.sent] == ["one"]
 
 
@@ -109,11 +85,11 @@ async def test_a_replica_without_a_report_or_a_request_without_a_body_is_ranked_
     None
 ):
     router = _router(_replica("one", _report(0, 1000.0, 0.0)), _replica("two", None))
-    ranked = await _choose(router, _pending([_body(10, 3.0)], Metadata("a")))
+    ranked = await _choose(router, pending([_body(10, 3.0)], "a"))
     assert len(ranked) == 1
     assert len(ranked[0]) == 2  # power of two choices: both candidates, Ray probes them
     router = _router(_replica("one", _report(0, 1000.0, 0.0)))
-    await _choose(router, _pending(["not a body"], Metadata("b")))
+    await _choose(router, pending(["not a body"], "b"))
     assert (router.decisions, router.fallbacks) == (1, 1)
 
 
@@ -122,11 +98,11 @@ async def test_a_replica_whose_actor_died_is_dropped_with_what_the_ledger_held_f
     one, two = _replica("one", _report(0, 1000.0, 0.0)), _replica("two", _report(0, 1000.0, 0.0))
     router = _router(one, two)
     for name, replica in (("a", one), ("b", two)):
-        pending = _pending([_body(100, 3.0)], Metadata(name))
-        await _choose(router, pending)
-        router.on_request_routed(pending, replica.replica_id, None)
+        request = pending([_body(100, 3.0)], name)
+        await _choose(router, request)
+        router.on_request_routed(request, replica.replica_id, None)
     router.on_replica_actor_died(one.replica_id)
     assert [s.replica for s in router.ledger.sent] == ["two"]
     assert [r.replica_id.unique_id for r in router._replicas_list] == ["two"]
-    ranked = await _choose(router, _pending([_body(100, 3.0)], Metadata("c")))
+    ranked = await _choose(router, pending([_body(100, 3.0)], "c"))
     assert [[r.replica_id.unique_id for r in rank] for rank in ranked] == [["two"]]

@@ -7,11 +7,11 @@ application and the cluster stop."""
 from __future__ import annotations
 
 import argparse
-import json
 import signal
-import sys
 import threading
 from pathlib import Path
+
+from slidingpolicy_transformers.engine import adapter_options
 
 from slidingpolicy_ray.app import DEFAULT, AppSettings, application
 
@@ -46,12 +46,7 @@ def parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> None:
     """Run the command line on `argv` (default: this process's arguments)."""
     arguments = parser().parse_args(argv)
-    try:
-        adapter = json.loads(arguments.adapter_config)
-        if not isinstance(adapter, dict):
-            raise ValueError("must be a JSON object")
-    except ValueError as error:
-        sys.exit(f"--adapter-config: {error}")
+    adapter = adapter_options(arguments.adapter_config)
     settings = AppSettings(
         arguments.model,
         arguments.arm,

@@ -12,14 +12,13 @@
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import sys
 from pathlib import Path
 
 from slidingpolicy import SlidingPolicyError
 
-from slidingpolicy_transformers.engine import DTYPES, Engine, EngineSettings
+from slidingpolicy_transformers.engine import DTYPES, Engine, EngineSettings, adapter_options
 
 
 def parser() -> argparse.ArgumentParser:
@@ -127,12 +126,7 @@ def _grid_report(arguments: argparse.Namespace) -> None:
 def _serve(arguments: argparse.Namespace) -> None:
     from slidingpolicy_transformers.server import serve
 
-    try:
-        adapter = json.loads(arguments.adapter_config)
-        if not isinstance(adapter, dict):
-            raise ValueError("must be a JSON object")
-    except ValueError as error:
-        sys.exit(f"--adapter-config: {error}")
+    adapter = adapter_options(arguments.adapter_config)
     settings = EngineSettings(
         arguments.model,
         arguments.arm,

@@ -10,6 +10,7 @@ engine charges it) and batching is synchronous, so that each step's time is meas
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +32,18 @@ NATIVE_ARMS = {"fifo": "fifo", "native": "fifo", "prefill_first": "prefill_first
 """The engine's own schedulers, by arm name (``native`` is its default, FIFO)."""
 
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
+
+
+def adapter_options(text: str) -> dict[str, Any]:
+    """The JSON object of a command line's ``--adapter-config`` (the shared `AdapterConfig`'s
+    options); SystemExit naming the option when it is not one."""
+    try:
+        options = json.loads(text)
+    except ValueError as error:
+        raise SystemExit(f"--adapter-config: {error}") from None
+    if not isinstance(options, dict):
+        raise SystemExit("--adapter-config: must be a JSON object")
+    return options
 
 
 @attrs.frozen(slots=True)

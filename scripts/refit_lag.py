@@ -19,7 +19,7 @@ import argparse
 import attrs
 import numpy as np
 
-from slidingpolicy.embedding.loop import REFIT_LAG
+from slidingpolicy.embedding.refits import REFIT_LAG
 from slidingpolicy.policies import learner as learning
 from slidingpolicy.predictors import default_predictor
 from slidingpolicy.pricing.features import DECODE, batch_features

@@ -10,8 +10,8 @@ fallback, which the engine schedules itself. Every fault is counted by kind and 
 A plan's given-up requests (`give_up_after`) are finished alone the same way, with a notice.
 A policy that learns online gets its solver loaded when the loop starts, not at its first
 full refit, inside a step; its refits run on a thread of their own while the engine steps
-(`refit_aside`), each put in force a fixed number of observations after it was asked for
-(`REFIT_LAG`).
+(`refit_aside`, `refits.Refits`), each put in force a fixed number of observations after
+it was asked for.
 
 When a step starts (`started`) and when its output has been applied (`finished`), the loop
 measures its time on its one clock (`clock.Clock`), writes the step trace, updates ρ_t and
@@ -24,7 +24,6 @@ from __future__ import annotations
 import logging
 from collections import Counter, deque
 from collections.abc import Callable, Iterable, Mapping
-from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Generic, Protocol, TypeVar
 
 import attrs
@@ -33,10 +32,10 @@ from slidingpolicy.embedding.clock import Clock
 from slidingpolicy.embedding.config import AdapterConfig
 from slidingpolicy.embedding.executed import executed_plan
 from slidingpolicy.embedding.notices import REFUSED, given_up_notice, refused_notice
+from slidingpolicy.embedding.refits import Refits
 from slidingpolicy.embedding.steps import Decision, PendingStep
 from slidingpolicy.errors import InvalidRecordError
 from slidingpolicy.invariants import check_plan
-from slidingpolicy.policies.learner import Learner, fitted, warming_up
 from slidingpolicy.policies.online import Online
 from slidingpolicy.policy import Policy
 from slidingpolicy.pricing.fit import load_solver
@@ -52,14 +51,6 @@ from slidingpolicy.step_trace import TraceStep, TraceWriter
 logger = logging.getLogger(__name__)
 
 Handle = TypeVar("Handle")
-
-REFIT_LAG = 8
-"""Observations from a learner's asking for a full refit to its refit put in force; a
-warm-up refit (a scaling of the prior, `learner.warming_up`) is in force at the observation
-after. Each is fitted on the loop's thread meanwhile, off every step's path (a full fit takes
-1–6 ms, as long as a short step); the lags are fixed, so the same step gets a refit whatever
-the thread's timing (one not done by then is waited for). A refit asked for while another is
-fitted waits for it, the newest such request replacing older ones."""
 
 
 class EngineView(Protocol[Handle]):
@@ -180,14 +171,8 @@ class PolicyLoop(Generic[Handle]):
         self._pending: deque[PendingStep] = deque()
         self._last_done = 0.0
         self._trace = TraceWriter(config.trace) if config.trace is not None else None
-        learns = isinstance(self.policy, Online)
-        self._refits = (
-            ThreadPoolExecutor(1, "slidingpolicy-refit") if learns and refit_aside else None
-        )
-        self._refit: Future[LatencyPredictor] | None = None
-        self._refit_at = 0
-        self._queued: Learner | None = None
-        self._observations = 0
+        learner = self.policy if isinstance(self.policy, Online) else None
+        self._refits = Refits(learner) if learner is not None and refit_aside else None
 
     def decide(self, engine_budget: int) -> Decision:
         """This step's decision, the engine holding at most `engine_budget` tokens a step."""
@@ -243,25 +228,11 @@ class PolicyLoop(Generic[Handle]):
             self.fault(f"observe raised {type(error).__name__}", error)
 
     def _observe(self, state: SchedulerState, executed: BatchPlan, latency: float) -> None:
-        """The policy observes the step. A learner's refits are fitted on a thread of their
-        own and put in force a fixed number of observations after they were asked for
-        (`REFIT_LAG`)."""
-        policy = self.policy
-        if not isinstance(policy, Online) or self._refits is None:
-            self.pstate = policy.observe(self.pstate, state, executed, latency)
-            return
-        self._observations += 1
-        if self._refit is not None and self._observations >= self._refit_at:
-            refit, self._refit = self._refit, None
-            self.pstate = policy.install(self.pstate, refit.result())
-        self.pstate, due = policy.observe_deferring(self.pstate, state, executed, latency)
-        if due is not None:
-            self._queued = due
-        if self._refit is None and self._queued is not None:
-            self._refit = self._refits.submit(fitted, self._queued, policy.config)
-            lag = 1 if warming_up(self._queued, policy.config) else REFIT_LAG
-            self._refit_at = self._observations + lag
-            self._queued = None
+        """The policy observes the step; a learner's refits run aside (`refits.Refits`)."""
+        if self._refits is None:
+            self.pstate = self.policy.observe(self.pstate, state, executed, latency)
+        else:
+            self.pstate = self._refits.observe(self.pstate, state, executed, latency)
 
     def forget(self, request_id: str, *, cancelled: bool = False) -> None:
         """The engine finished the request, or cancelled it because its client left (said
@@ -289,7 +260,7 @@ class PolicyLoop(Generic[Handle]):
             self._trace.close()
             self._trace = None
         if self._refits is not None:
-            self._refits.shutdown(cancel_futures=True)
+            self._refits.close()
             self._refits = None
 
     def fault(self, kind: str, detail: object) -> None:

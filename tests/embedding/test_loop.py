@@ -219,7 +219,7 @@ def _learning_run(monkeypatch: pytest.MonkeyPatch, fit_delay: float = 0.0) -> di
     """A fake engine under `slidingserve+` learning fast (warm-up 4, refit every 4), each
     refit's fit slowed by `fit_delay` seconds of wall time: the observations at which
     refits fell due, were fitted (with the thread's name) and put in force, and the plans."""
-    from slidingpolicy.embedding import loop as loop_module
+    from slidingpolicy.embedding import refits as refits_module
     from slidingpolicy.policies import learner as learning
     from slidingpolicy.policies.online import Online
     from slidingpolicy.testing.fake_engine import FakeEngine
@@ -228,6 +228,11 @@ def _learning_run(monkeypatch: pytest.MonkeyPatch, fit_delay: float = 0.0) -> di
     seen: dict[str, Any] = {"due": [], "fits": [], "installed": [], "plans": []}
     real_fitted, real_deferring = learning.fitted, Online.observe_deferring
     real_install = Online.install
+
+    def observations() -> int:
+        refits = engine.loop._refits
+        assert refits is not None
+        return refits.observations
 
     def fitted(learner: Any, config: Any) -> Any:
         time.sleep(fit_delay)
@@ -238,15 +243,15 @@ def _learning_run(monkeypatch: pytest.MonkeyPatch, fit_delay: float = 0.0) -> di
     def deferring(self: Any, *args: Any) -> Any:
         pstate, due = real_deferring(self, *args)
         if due is not None:
-            seen["due"].append((engine.loop._observations, due.priced))
+            seen["due"].append((observations(), due.priced))
         return pstate, due
 
     def install(self: Any, pstate: Any, predictor: Any) -> Any:
-        seen["installed"].append((engine.loop._observations, predictor))
+        seen["installed"].append((observations(), predictor))
         return real_install(self, pstate, predictor)
 
     with monkeypatch.context() as patched:
-        patched.setattr(loop_module, "fitted", fitted)
+        patched.setattr(refits_module, "fitted", fitted)
         patched.setattr(Online, "observe_deferring", deferring)
         patched.setattr(Online, "install", install)
         for i in range(40):
@@ -268,7 +273,7 @@ def test_refits_run_aside_and_are_in_force_a_fixed_lag_after_they_were_asked_for
     observations after it was asked for (the warm-up's at the next, a full one `REFIT_LAG`
     later): asked for when it fell due, or, if one was being fitted then, when that one was
     put in force."""
-    from slidingpolicy.embedding.loop import REFIT_LAG
+    from slidingpolicy.embedding.refits import REFIT_LAG
 
     seen = _learning_run(monkeypatch)
     due, fits, installed = seen["due"], seen["fits"], seen["installed"]

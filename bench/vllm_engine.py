@@ -36,7 +36,11 @@ import numpy as np
 from slidingpolicy_vllm import SlidingScheduler  # type: ignore[import-not-found, unused-ignore]
 from slidingpolicy_vllm.door import DOOR  # type: ignore[import-not-found, unused-ignore]
 from slidingpolicy_vllm.testing import tiny_model  # type: ignore[import-not-found, unused-ignore]
-from vllm import LLM, SamplingParams  # type: ignore[import-not-found, unused-ignore]
+from vllm import (  # type: ignore[import-not-found, unused-ignore]
+    LLM,
+    RequestOutput,
+    SamplingParams,
+)
 from vllm.inputs import TokensPrompt  # type: ignore[import-not-found, unused-ignore]
 from vllm.v1.core.sched.scheduler import (  # type: ignore[import-not-found, unused-ignore]
     Scheduler,
@@ -106,7 +110,8 @@ def run(model: Path, arm: str, requests: int, seed: int, rate: float | None) -> 
         outputs = engine.step()
         done = time.perf_counter() - start
         for output in outputs:
-            if output.request_id not in first and output.outputs[0].token_ids:
+            started = isinstance(output, RequestOutput) and output.outputs[0].token_ids
+            if started and output.request_id not in first:
                 first.add(output.request_id)
                 timings["ttft"].append(done - arrivals[int(output.request_id)])
     del llm

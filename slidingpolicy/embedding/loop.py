@@ -171,8 +171,8 @@ class PolicyLoop(Generic[Handle]):
         self._pending: deque[PendingStep] = deque()
         self._last_done = 0.0
         self._trace = TraceWriter(config.trace) if config.trace is not None else None
-        learner = self.policy if isinstance(self.policy, Online) else None
-        self._refits = Refits(learner) if learner is not None and refit_aside else None
+        learns = isinstance(self.policy, Online)
+        self._refits = Refits() if learns and refit_aside else None
 
     def decide(self, engine_budget: int) -> Decision:
         """This step's decision, the engine holding at most `engine_budget` tokens a step."""
@@ -229,10 +229,11 @@ class PolicyLoop(Generic[Handle]):
 
     def _observe(self, state: SchedulerState, executed: BatchPlan, latency: float) -> None:
         """The policy observes the step; a learner's refits run aside (`refits.Refits`)."""
-        if self._refits is None:
-            self.pstate = self.policy.observe(self.pstate, state, executed, latency)
+        policy = self.policy
+        if self._refits is None or not isinstance(policy, Online):
+            self.pstate = policy.observe(self.pstate, state, executed, latency)
         else:
-            self.pstate = self._refits.observe(self.pstate, state, executed, latency)
+            self.pstate = self._refits.observe(policy, self.pstate, state, executed, latency)
 
     def forget(self, request_id: str, *, cancelled: bool = False) -> None:
         """The engine finished the request, or cancelled it because its client left (said

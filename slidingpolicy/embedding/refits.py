@@ -28,10 +28,9 @@ long as a short step)."""
 
 
 class Refits:
-    """The refits of `policy`'s learner, fitted on the thread ``slidingpolicy-refit``."""
+    """The refits of a learning policy's learner, fitted on the thread ``slidingpolicy-refit``."""
 
-    def __init__(self, policy: Online[Any]) -> None:
-        self.policy = policy
+    def __init__(self) -> None:
         self.observations = 0
         """Observations made so far (the clock of the lags)."""
         self._pool = ThreadPoolExecutor(1, "slidingpolicy-refit")
@@ -40,11 +39,15 @@ class Refits:
         self._queued: Learner | None = None
 
     def observe(
-        self, pstate: Any, state: SchedulerState, executed: BatchPlan, latency: float
+        self,
+        policy: Online[Any],
+        pstate: Any,
+        state: SchedulerState,
+        executed: BatchPlan,
+        latency: float,
     ) -> Any:
-        """`pstate` once the policy has observed the step: the refit due now put in force,
+        """`pstate` once `policy` has observed the step: the refit due now put in force,
         then a refit the observation asks for sent to the thread (module docstring)."""
-        policy = self.policy
         self.observations += 1
         if self._fitting is not None and self.observations >= self._in_force_at:
             fitting, self._fitting = self._fitting, None

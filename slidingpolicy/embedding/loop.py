@@ -173,6 +173,9 @@ class PolicyLoop(Generic[Handle]):
         self._trace = TraceWriter(config.trace) if config.trace is not None else None
         learns = isinstance(self.policy, Online)
         self._refits = Refits() if learns and refit_aside else None
+        self._unpriced: LatencyPredictor | None = None
+        """The configured predictor, read once, for the reports of a policy that prices
+        nothing itself."""
 
     def decide(self, engine_budget: int) -> Decision:
         """This step's decision, the engine holding at most `engine_budget` tokens a step."""
@@ -286,7 +289,9 @@ class PolicyLoop(Generic[Handle]):
         state = decision.state if decision is not None else None
         learned = getattr(self.pstate, "predictor", getattr(self.policy, "predictor", None))
         if not isinstance(learned, LatencyPredictor):
-            learned = self.config.load_predictor()
+            if self._unpriced is None:
+                self._unpriced = self.config.load_predictor()
+            learned = self._unpriced
         if decision is None or state is None:
             now = self.clock.now()
             start = now if free_at is None else max(free_at, now)

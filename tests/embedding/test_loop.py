@@ -319,3 +319,46 @@ def test_a_report_is_idle_before_a_snapshot_then_the_last_one_less_the_requests_
     assert report.prefill_rate > 0.0
     assert ReplicaReport.from_dict(report.to_dict()) == report
     assert loop.report(free_at=0.75).free_at == 0.75
+
+
+@attrs.frozen
+class _Unpriced:
+    """A policy of one's own that prices nothing (it has no predictor): it plans nothing."""
+
+    name: str = "unpriced"
+    token_budget: int = 64
+
+    def init(self) -> None:
+        return None
+
+    def plan(self, pstate: None, state: SchedulerState) -> tuple[BatchPlan, None]:
+        return BatchPlan((), "idle", self.name, 0, 0.0), None
+
+    def observe(self, pstate: None, state: SchedulerState, plan: BatchPlan, latency: float) -> None:
+        return None
+
+    def observe_decodes(self, pstate: None, decodes: Iterable[Request], latencies: Any) -> None:
+        return None
+
+
+def test_a_policy_that_prices_nothing_reports_by_the_configured_predictor_read_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    reads: list[object] = []
+    real = AdapterConfig.load_predictor
+
+    def load(self: AdapterConfig) -> Any:
+        reads.append(self)
+        return real(self)
+
+    monkeypatch.setattr(AdapterConfig, "load_predictor", load)
+    settings = AdapterConfig.from_mapping({"policy": "sarathi"})
+    loop = PolicyLoop(settings, Queue({"a": 40}), fallback="test", policy=_Unpriced())
+    reads.clear()
+    first = loop.report()
+    loop.decide(64)
+    second = loop.report()
+    assert len(reads) == 1
+    assert first.prefill_rate == second.prefill_rate > 0.0
+    assert second.queued_tokens == 40
+    assert loop.faults == {}

@@ -94,7 +94,7 @@ def capacity(
 
     load_plugins(plugin)
     chosen = parse_policies(policy)
-    clusters = cluster.clusters()
+    clusters = cluster.clusters(chosen)
     if not MIN_RATE <= start <= MAX_RATE:
         raise CliError(
             f"--start={start:g} must be between {MIN_RATE:g} and {MAX_RATE:g} req/s, the rates a "

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Annotated
 
 import attrs
@@ -45,6 +46,9 @@ ReportPeriodOpt = Annotated[
         rich_help_panel=PANEL,
     ),
 ]
+GIVE_UP = "give_up_after"
+"""The policy option without which a replica gives no request up to route again."""
+
 RerouteOpt = Annotated[
     bool,
     typer.Option(
@@ -66,9 +70,10 @@ class ClusterChoice:
     report_period: float = 0.0
     reroute: bool = False
 
-    def clusters(self, several: bool = True) -> list[ClusterSpec | None]:
-        """The clusters these name, one per router (None: one engine, no cluster option
-        given); `several` False refuses more than one router."""
+    def clusters(self, policies: Sequence[str], several: bool = True) -> list[ClusterSpec | None]:
+        """The clusters these name for `policies` (labels), one per router (None: one engine,
+        no cluster option given); `several` False refuses more than one router, --reroute a
+        policy that gives no request up (it would change nothing)."""
         from slidingpolicy.cluster import ClusterSpec
         from slidingpolicy.policies.labels import parse_label, split_labels
         from slidingpolicy.routing import names
@@ -76,6 +81,9 @@ class ClusterChoice:
         given = (self.replicas, self.router, self.report_period, self.reroute)
         if given == (1, None, 0.0, False):
             return [None]
+        if self.reroute:
+            for policy in policies:
+                _check_gives_up(policy)
         text = self.router or "round-robin"
         labels = list(names()) if text == "all" else split_labels(text)
         if not labels or (len(labels) > 1 and not several):
@@ -90,3 +98,17 @@ class ClusterChoice:
         if len({c.label for c in clusters if c is not None}) < len(clusters):
             raise CliError(f"--router {text!r}: a router is named twice")
         return clusters
+
+
+def _check_gives_up(policy: str) -> None:
+    """CliError when the policy labelled `policy` has no `give_up_after` set."""
+    from slidingpolicy.policies.labels import parse_label
+    from slidingpolicy.policies.option_docs import policy_options
+
+    name, options = parse_label(policy)
+    defaults = {o.name: o.default for o in policy_options(name)}
+    if dict(options).get(GIVE_UP, defaults.get(GIVE_UP)) is None:
+        raise CliError(
+            f"--reroute: policy {policy!r} gives no request up, so none is routed again; set "
+            f"its {GIVE_UP} (e.g. 'slidingserve+[{GIVE_UP}=0]')"
+        )

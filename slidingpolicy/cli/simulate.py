@@ -83,7 +83,7 @@ def simulate(
     every replica of a cluster behind the router, and --rate is the cluster's.
     """
     load_plugins(plugin)
-    (chosen,) = cluster.clusters(several=False)
+    (chosen,) = cluster.clusters([policy], several=False)
     if chosen is not None and (log is not None or timeline is not None):
         raise CliError("--log and --timeline record one engine's steps: not with a cluster")
     writable_folder(out)

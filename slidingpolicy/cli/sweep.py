@@ -68,7 +68,7 @@ def sweep_command(
 
     load_plugins(plugin)
     chosen = parse_policies(policy)
-    clusters = cluster.clusters()
+    clusters = cluster.clusters(chosen)
     rate_list = parse_rates(rates)
     writable_folder(out)
     checked = run_spec(

@@ -498,6 +498,11 @@ CASES = [
         "cluster: report_period=inf must be finite",
     ),
     Case(
+        "reroute with no give-up",
+        ["capacity", "-p", "slidingserve+", "--replicas", "2", "--reroute"],
+        "--reroute: policy 'slidingserve+' gives no request up",
+    ),
+    Case(
         "step log of a cluster",
         ["simulate", "--replicas", "2", "--log", "{file}"],
         "record one engine's steps: not with a cluster",

@@ -49,8 +49,8 @@ _REGISTRY: dict[str, RouterEntry] = {
     "least-tokens": _entry(LeastTokens, (), "the replica with the fewest prompt tokens to prefill"),
     "slo-aware": _entry(
         SloAware,
-        ("notice",),
-        "the earliest predicted first token, from the replicas' reports; notice if all late",
+        ("notice", "pick"),
+        "a replica predicted on time by the replicas' reports, fewest in flight; notice if none",
     ),
 }
 """Every router by name: ours, then those registered in this process, in order."""

@@ -31,7 +31,10 @@ def test_every_router_is_named_summed_up_and_its_options_documented() -> None:
         assert by_name(name).name == name
         assert summary(name)
         assert all(o.meaning for o in options_of(name))
-    assert [(o.name, o.default) for o in options_of("slo-aware")] == [("notice", False)]
+    assert [(o.name, o.default) for o in options_of("slo-aware")] == [
+        ("notice", False),
+        ("pick", "fewest"),
+    ]
 
 
 def test_bad_names_and_options_are_refused_naming_them() -> None:

@@ -3,7 +3,8 @@ SLO-aware router, when the operator asks and every replica is late), the same on
 same inputs, and each keeps its promise: round robin is fair, power of two sends to the
 shorter queue of two distinct replicas drawn from its seed, least tokens to the fewest
 tokens, and the SLO-aware router never sends a request to a replica it predicts late while
-one it predicts on time exists."""
+one it predicts on time exists: among those on time, the fewest requests in flight (or the
+earliest first token, as asked); with none, the earliest first token."""
 
 from __future__ import annotations
 
@@ -18,10 +19,10 @@ from slidingpolicy.errors import InvalidRecordError
 from slidingpolicy.records.request import Request
 from slidingpolicy.routing import NO_REPLICA_NOTICE, Ledger, ReplicaReport, by_name, names
 from slidingpolicy.routing.power_of_two import in_flight
-from slidingpolicy.routing.slo_aware import SloAware
+from slidingpolicy.routing.slo_aware import Pick, SloAware
 from tests.routing.strategies import NOW, ledgers, new_requests, report_sets, reports
 
-ROUTERS = [*names(), "slo-aware[notice=true]"]
+ROUTERS = [*names(), "slo-aware[notice=true]", "slo-aware[pick=earliest]"]
 
 
 def _router(text: str) -> object:
@@ -125,14 +126,15 @@ def test_least_tokens_sends_to_the_fewest_outstanding_tokens(
     assert outstanding[replica] == min(outstanding.values())
 
 
+@pytest.mark.parametrize("pick", ["fewest", "earliest"])
 @pytest.mark.parametrize("notice", [False, True])
 @given(decision=decisions())
 def test_the_slo_aware_router_never_sends_late_where_it_could_send_on_time(
-    notice: bool, decision: tuple[Request, dict[str, ReplicaReport], Ledger]
+    notice: bool, pick: Pick, decision: tuple[Request, dict[str, ReplicaReport], Ledger]
 ) -> None:
     request, chosen, ledger = decision
-    route = SloAware(notice=notice).route(request, chosen, ledger, NOW)
-    due = ledger.arrivals(request.deadline)
+    route = SloAware(notice=notice, pick=pick).route(request, chosen, ledger, NOW)
+    due, counts = ledger.arrivals(request.deadline), ledger.counts()
     first = {
         r: chosen[r].first_token(request.prompt_tokens, request.deadline, NOW, due.get(r, ()))
         for r in chosen
@@ -143,9 +145,30 @@ def test_the_slo_aware_router_never_sends_late_where_it_could_send_on_time(
         assert not on_time
         return
     assert route.replica in on_time or not on_time
-    assert first[route.replica] == min(first.values())
+    if on_time and pick == "fewest":
+        queue = {r: in_flight(chosen[r], counts.get(r, 0)) for r in on_time}
+        assert queue[route.replica] == min(queue.values())
+        fewest = {r for r in on_time if queue[r] == queue[route.replica]}
+        assert first[route.replica] == min(first[r] for r in fewest)
+    else:
+        assert first[route.replica] == min(first.values())
     if math.isfinite(first[route.replica]):
         assert route.predicted == first[route.replica]
+
+
+def test_among_replicas_on_time_the_slo_aware_router_evens_the_requests_in_flight() -> None:
+    busy = ReplicaReport(NOW, NOW, 0, 0, 6, math.inf, 4000.0)
+    idle = ReplicaReport(NOW, NOW, 0, 0, 1, math.inf, 2000.0)
+    chosen, request = {"busy": busy, "idle": idle}, Request("r", NOW, 400, 0, 0, 3.0, 0.1)
+    assert SloAware().route(request, chosen, Ledger(), NOW).replica == "idle"
+    assert SloAware(pick="earliest").route(request, chosen, Ledger(), NOW).replica == "busy"
+    tight = Request("t", NOW, 400, 0, 0, 0.15, 0.1)
+    assert SloAware().route(tight, chosen, Ledger(), NOW).replica == "busy"
+
+
+def test_an_unknown_pick_is_refused_naming_the_option() -> None:
+    with pytest.raises(InvalidRecordError, match="router 'slo-aware': pick='nearest' is not"):
+        SloAware(pick="nearest")  # type: ignore[arg-type]
 
 
 @given(report=reports(), request=new_requests())

@@ -1,13 +1,13 @@
-"""SLO-aware routing, from the replicas' own reports: each request to a replica where its
-first token is predicted by its TTFT deadline (`ReplicaReport.first_token`: the work due
-before the deadline ahead of it there, at the prefill rate the replica's predictor gives
-beside its decodes). Among those on time, the one with the fewest requests in flight
-(`pick="fewest"`): a request that meets its deadline anywhere is best spent evening the
-replicas' decodes, which every later step pays for; the earliest predicted first token is
-the tie-break, and the whole rule where no replica is on time. `pick="earliest"` is the
-earliest predicted first token always. A replica predicted late is chosen only when every
-one is; then, where the operator asks for it, the request gets an early notice instead, so
-that its client can go elsewhere at once rather than wait for a token that comes late.
+"""SLO-aware routing, from the replicas' own reports: each request to the replica where its
+first token is predicted soonest (`ReplicaReport.first_token`: the work due before its TTFT
+deadline ahead of it there, at the prefill rate the replica's predictor gives beside its
+decodes). With `pick="fewest"`, a request predicted on time at several replicas goes to the
+one of them with the fewest requests in flight instead (the earliest first token the
+tie-break): a request that meets its deadline anywhere is spent evening the replicas'
+decodes, which helps where predictions are rough and reports frequent, and costs capacity
+where reports are stale. A replica predicted late is chosen only when every one is; then,
+where the operator asks for it, the request gets an early notice instead, so that its client
+can go elsewhere at once rather than wait for a token that comes late.
 """
 
 from __future__ import annotations
@@ -24,29 +24,29 @@ from slidingpolicy.routing.power_of_two import in_flight
 from slidingpolicy.routing.replica_report import ReplicaReport
 from slidingpolicy.routing.router import Route, no_replica_notice, replicas
 
-Pick = Literal["fewest", "earliest"]
+Pick = Literal["earliest", "fewest"]
 
 
 @attrs.frozen(slots=True)
 class SloAware:
-    """A replica predicted on time, or the earliest predicted first token (module
-    docstring); ties go to the fewer prompt tokens to prefill, then the first by id.
+    """The earliest predicted first token, or among the replicas on time the fewest in flight
+    (module docstring); ties go to the fewer prompt tokens to prefill, then the first by id.
 
     - `notice`: when every replica is predicted to miss the request's TTFT deadline, give it
       an early notice (`Route.notice`) instead of a replica.
-    - `pick`: among the replicas predicted on time, "fewest" requests in flight or the
-      "earliest" first token.
+    - `pick`: among the replicas predicted on time, the "earliest" first token or the
+      "fewest" requests in flight.
     """
 
     notice: bool = False
-    pick: Pick = "fewest"
+    pick: Pick = "earliest"
     name: ClassVar[str] = "slo-aware"
 
     def __attrs_post_init__(self) -> None:
         _validate.flag(f"router {self.name!r}", "notice", self.notice)
         if self.pick not in ("fewest", "earliest"):
             raise _validate.fail(
-                f"router {self.name!r}", "pick", f"={self.pick!r} is not one of fewest, earliest"
+                f"router {self.name!r}", "pick", f"={self.pick!r} is not one of earliest, fewest"
             )
 
     def route(
@@ -56,7 +56,7 @@ class SloAware:
         ledger: Ledger,
         now: float,
     ) -> Route:
-        """A replica on time, or the earliest first token, or a notice (class doc)."""
+        """The replica of the earliest first token (or fewest on time), or a notice."""
         ordered = replicas(self.name, reports)
         deadline, tokens = request.deadline, request.remaining_prefill
         due, sent, counts = ledger.arrivals(deadline), ledger.tokens(), ledger.counts()

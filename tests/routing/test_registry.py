@@ -33,7 +33,7 @@ def test_every_router_is_named_summed_up_and_its_options_documented() -> None:
         assert all(o.meaning for o in options_of(name))
     assert [(o.name, o.default) for o in options_of("slo-aware")] == [
         ("notice", False),
-        ("pick", "fewest"),
+        ("pick", "earliest"),
     ]
 
 

@@ -3,8 +3,8 @@ SLO-aware router, when the operator asks and every replica is late), the same on
 same inputs, and each keeps its promise: round robin is fair, power of two sends to the
 shorter queue of two distinct replicas drawn from its seed, least tokens to the fewest
 tokens, and the SLO-aware router never sends a request to a replica it predicts late while
-one it predicts on time exists: among those on time, the fewest requests in flight (or the
-earliest first token, as asked); with none, the earliest first token."""
+one it predicts on time exists: the earliest first token, or among those on time the fewest
+requests in flight where asked."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ from slidingpolicy.routing.power_of_two import in_flight
 from slidingpolicy.routing.slo_aware import Pick, SloAware
 from tests.routing.strategies import NOW, ledgers, new_requests, report_sets, reports
 
-ROUTERS = [*names(), "slo-aware[notice=true]", "slo-aware[pick=earliest]"]
+ROUTERS = [*names(), "slo-aware[notice=true]", "slo-aware[pick=fewest]"]
 
 
 def _router(text: str) -> object:
@@ -160,10 +160,10 @@ def test_among_replicas_on_time_the_slo_aware_router_evens_the_requests_in_fligh
     busy = ReplicaReport(NOW, NOW, 0, 0, 6, math.inf, 4000.0)
     idle = ReplicaReport(NOW, NOW, 0, 0, 1, math.inf, 2000.0)
     chosen, request = {"busy": busy, "idle": idle}, Request("r", NOW, 400, 0, 0, 3.0, 0.1)
-    assert SloAware().route(request, chosen, Ledger(), NOW).replica == "idle"
-    assert SloAware(pick="earliest").route(request, chosen, Ledger(), NOW).replica == "busy"
+    assert SloAware(pick="fewest").route(request, chosen, Ledger(), NOW).replica == "idle"
+    assert SloAware().route(request, chosen, Ledger(), NOW).replica == "busy"
     tight = Request("t", NOW, 400, 0, 0, 0.15, 0.1)
-    assert SloAware().route(tight, chosen, Ledger(), NOW).replica == "busy"
+    assert SloAware(pick="fewest").route(tight, chosen, Ledger(), NOW).replica == "busy"
 
 
 def test_an_unknown_pick_is_refused_naming_the_option() -> None:

@@ -9,7 +9,7 @@ state (docs/cluster.md).
 
 from slidingpolicy.routing.ledger import Ledger, Sent
 from slidingpolicy.routing.replica_report import AHEAD_POINTS, ReplicaReport
-from slidingpolicy.routing.reporting import prefill_rate, report_from, report_of
+from slidingpolicy.routing.reporting import prefill_pace, report_from, report_of
 from slidingpolicy.routing.router import NO_REPLICA_NOTICE, Route, Router
 from slidingpolicy.routing.router_registry import (
     by_name,
@@ -32,7 +32,7 @@ __all__ = [
     "from_label",
     "names",
     "options_of",
-    "prefill_rate",
+    "prefill_pace",
     "register",
     "report_from",
     "report_of",

@@ -11,7 +11,10 @@ come there, without asking again:
 - the prefill tokens per second it runs beside its decodes (`prefill_rate`);
 - how many requests it holds, how many prompt tokens it has still to prefill, and the
   tightest slack of its decoding requests (`queued`, `queued_tokens`, `decoding`,
-  `tightest_slack`): what the balancing routers read.
+  `tightest_slack`): what the balancing routers read;
+- whether its decodes keep their pace (`keeps_pace`): a replica whose decodes alone overrun
+  their TBT SLO runs its prefill at the whole budget (its decodes late already), so its
+  prefill rate is high while every request there, a new one included, decodes late.
 
 The predicted first token of a request of p prompt tokens due at d, routed at `now`, is
 max(now, free_at + A(d) / ρ) + p / ρ, with A(d) the tokens due by d ahead of it and ρ the
@@ -64,6 +67,8 @@ class ReplicaReport:
     - `ahead`: (TTFT deadline, tokens due by it), deadline order, of its waiting and
       prefilling requests whose deadline has not passed: cumulative tokens, at most
       `AHEAD_POINTS` points (`merge_points`).
+    - `keeps_pace`: its predictor fits a prefill chunk beside its decodes within their
+      tightest TBT SLO; False when its decodes alone overrun it (module docstring).
     """
 
     made_at: float
@@ -74,6 +79,7 @@ class ReplicaReport:
     tightest_slack: float
     prefill_rate: float
     ahead: tuple[tuple[float, int], ...] = attrs.field(default=(), converter=_points)
+    keeps_pace: bool = True
 
     def __attrs_post_init__(self) -> None:
         made = _validate.seconds(RECORD, "made_at", self.made_at)
@@ -87,6 +93,7 @@ class ReplicaReport:
             raise _validate.fail(RECORD, "tightest_slack", f"must be a number, got {slack!r}")
         _validate.non_negative(RECORD, "prefill_rate", self.prefill_rate)
         _check_ahead(self.ahead, queued_tokens)
+        _validate.flag(RECORD, "keeps_pace", self.keeps_pace)
 
     def tokens_ahead(self, deadline: float) -> int:
         """The prefill tokens it holds due by `deadline`: what a request due then waits for."""

@@ -7,7 +7,7 @@ T̂(decodes + b) (the predictor's margin m applied, as a policy compares it) fit
 tightest TBT SLO L among them, in T̂(decodes + b) — the pace a deadline-aware policy keeps so
 that its decodes stay on time (eq. 3's budget, at T = L). Where not even two tokens fit,
 the decodes are late already and a policy fills the budget (eq. 7's empty D_safe): B in
-T̂(decodes + B).
+T̂(decodes + B), and the report says its decodes do not keep pace (`keeps_pace`).
 """
 
 from __future__ import annotations
@@ -57,6 +57,7 @@ def report_from(
         cumulative.append((deadline, total))
     context = sum(r.context_tokens for r in decoding)
     tbt = min((r.tbt_slo for r in decoding), default=None)
+    rate, keeps_pace = prefill_pace(predictor, len(decoding), context, tbt, token_budget)
     return ReplicaReport(
         made_at=now,
         free_at=free_at,
@@ -64,32 +65,37 @@ def report_from(
         queued_tokens=sum(tokens for _, tokens in waiting),
         decoding=len(decoding),
         tightest_slack=min((r.deadline - free_at for r in decoding), default=math.inf),
-        prefill_rate=prefill_rate(predictor, len(decoding), context, tbt, token_budget),
+        prefill_rate=rate,
         ahead=merge_points(cumulative),
+        keeps_pace=keeps_pace,
     )
 
 
-def prefill_rate(
+def prefill_pace(
     predictor: LatencyPredictor, decodes: int, context: int, tbt: float | None, budget: int
-) -> float:
+) -> tuple[float, bool]:
     """Prefill tokens per second beside `decodes` decodes holding `context` tokens, the
-    tightest of their TBT SLOs `tbt` (module docstring)."""
+    tightest of their TBT SLOs `tbt`, and whether a chunk fits beside them within it
+    (module docstring)."""
     base = decode_terms(decodes, context)
-    chunk = budget if tbt is None else _fitting_chunk(predictor, base, tbt, budget)
+    fitting = None if tbt is None else _fitting_chunk(predictor, base, tbt, budget)
+    chunk = budget if fitting is None else fitting
     latency = predictor.price(add_chunk(base, chunk, 0))
-    return chunk / latency if latency > 0.0 else 0.0
+    return (chunk / latency if latency > 0.0 else 0.0), tbt is None or fitting is not None
 
 
-def _fitting_chunk(predictor: LatencyPredictor, base: Terms, target: float, budget: int) -> int:
+def _fitting_chunk(
+    predictor: LatencyPredictor, base: Terms, target: float, budget: int
+) -> int | None:
     """The largest chunk b in [2, budget] with T̂(base + b)·m ≤ target, by bisection (T̂ is
-    non-decreasing in one chunk: proofs/monotonicity.md); `budget` when none fits."""
+    non-decreasing in one chunk: proofs/monotonicity.md); None when none fits."""
     margin = predictor.margin
 
     def fits(b: int) -> bool:
         return predictor.price(add_chunk(base, b, 0)) * margin <= target
 
     if not fits(2):
-        return budget
+        return None
     lo, hi = 2, budget
     while lo < hi:
         middle = (lo + hi + 1) // 2

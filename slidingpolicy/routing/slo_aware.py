@@ -1,13 +1,14 @@
 """SLO-aware routing, from the replicas' own reports: each request to the replica where its
 first token is predicted soonest (`ReplicaReport.first_token`: the work due before its TTFT
 deadline ahead of it there, at the prefill rate the replica's predictor gives beside its
-decodes). With `pick="fewest"`, a request predicted on time at several replicas goes to the
-one of them with the fewest requests in flight instead (the earliest first token the
-tie-break): a request that meets its deadline anywhere is spent evening the replicas'
-decodes, which helps where predictions are rough and reports frequent, and costs capacity
-where reports are stale. A replica predicted late is chosen only when every one is; then,
-where the operator asks for it, the request gets an early notice instead, so that its client
-can go elsewhere at once rather than wait for a token that comes late.
+decodes), among the replicas that would serve it well: its first token by its deadline,
+and decodes that keep their pace (`ReplicaReport.keeps_pace`: a replica whose decodes overrun
+their TBT SLO prefills at its whole budget, so it looks fast while every request there
+decodes late). With `pick="fewest"`, the one of those with the fewest requests in flight
+instead (the earliest first token the tie-break). Where no replica serves it well, the
+earliest first token anywhere; then, when even that is late and the operator asks for it,
+the request gets an early notice instead, so that its client can go elsewhere at once
+rather than wait for a token that comes late.
 """
 
 from __future__ import annotations
@@ -29,13 +30,14 @@ Pick = Literal["earliest", "fewest"]
 
 @attrs.frozen(slots=True)
 class SloAware:
-    """The earliest predicted first token, or among the replicas on time the fewest in flight
-    (module docstring); ties go to the fewer prompt tokens to prefill, then the first by id.
+    """The earliest predicted first token among the replicas that serve a request well, or
+    the fewest in flight of them (module docstring); ties go to the fewer prompt tokens to
+    prefill, then the first by id.
 
     - `notice`: when every replica is predicted to miss the request's TTFT deadline, give it
       an early notice (`Route.notice`) instead of a replica.
-    - `pick`: among the replicas predicted on time, the "earliest" first token or the
-      "fewest" requests in flight.
+    - `pick`: among the replicas that serve the request well, the "earliest" first token or
+      the "fewest" requests in flight.
     """
 
     notice: bool = False
@@ -56,7 +58,8 @@ class SloAware:
         ledger: Ledger,
         now: float,
     ) -> Route:
-        """The replica of the earliest first token (or fewest on time), or a notice."""
+        """The replica that serves it well first, or the earliest first token, or a notice
+        (module docstring)."""
         ordered = replicas(self.name, reports)
         deadline, tokens = request.deadline, request.remaining_prefill
         due, sent, counts = ledger.arrivals(deadline), ledger.tokens(), ledger.counts()
@@ -67,16 +70,15 @@ class SloAware:
             return first, report.queued_tokens + sent.get(replica, 0)
 
         ranks = {replica: rank(replica) for replica in ordered}
-        best = min(ordered, key=ranks.__getitem__)
-        predicted = ranks[best][0]
-        if predicted > deadline:
-            if self.notice:
-                return Route(None, no_replica_notice(request, predicted - deadline, len(ordered)))
+        well = [r for r in ordered if ranks[r][0] <= deadline and reports[r].keeps_pace]
+        if not well:
+            best = min(ordered, key=ranks.__getitem__)
+            late_by = ranks[best][0] - deadline
+            if late_by > 0.0 and self.notice:
+                return Route(None, no_replica_notice(request, late_by, len(ordered)))
         elif self.pick == "fewest":
-            on_time = [replica for replica in ordered if ranks[replica][0] <= deadline]
-            best = min(
-                on_time,
-                key=lambda r: (in_flight(reports[r], counts.get(r, 0)), *ranks[r]),
-            )
-            predicted = ranks[best][0]
+            best = min(well, key=lambda r: (in_flight(reports[r], counts.get(r, 0)), *ranks[r]))
+        else:
+            best = min(well, key=ranks.__getitem__)
+        predicted = ranks[best][0]
         return Route(best, predicted=predicted if predicted < float("inf") else None)

@@ -34,6 +34,7 @@ def reports(draw: st.DrawFn, now: float = NOW) -> ReplicaReport:
         tightest_slack=draw(st.one_of(st.just(math.inf), st.floats(-2.0, 2.0))),
         prefill_rate=draw(st.one_of(st.just(0.0), st.floats(100.0, 20000.0))),
         ahead=tuple(ahead),
+        keeps_pace=draw(st.booleans()),
     )
 
 

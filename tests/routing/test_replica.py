@@ -54,9 +54,24 @@ def test_the_rate_s_chunk_is_the_largest_that_meets_the_tbt(
         return predictor.price(add_chunk(base, b, 0)) * predictor.margin <= target
 
     chunk = _fitting_chunk(predictor, base, target, budget)
-    assert 2 <= chunk <= budget
     if fits(2):
+        assert chunk is not None
+        assert 2 <= chunk <= budget
         assert fits(chunk)
         assert chunk == budget or not fits(chunk + 1)
     else:
-        assert chunk == budget
+        assert chunk is None
+
+
+@given(state=states(), predictor=realistic_predictors())
+def test_a_replica_keeps_pace_where_a_chunk_fits_beside_its_decodes(
+    state: SchedulerState, predictor: LatencyPredictor
+) -> None:
+    report = report_of(state, predictor, 2048)
+    decoding = state.decoding
+    base = decode_terms(len(decoding), sum(r.context_tokens for r in decoding))
+    tbt = min((r.tbt_slo for r in decoding), default=math.inf)
+    fits = predictor.price(add_chunk(base, 2, 0)) * predictor.margin <= tbt
+    assert report.keeps_pace == fits
+    if not fits:
+        assert report.prefill_rate == 2048 / predictor.price(add_chunk(base, 2048, 0))

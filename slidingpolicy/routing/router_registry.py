@@ -50,7 +50,7 @@ _REGISTRY: dict[str, RouterEntry] = {
     "slo-aware": _entry(
         SloAware,
         ("notice", "pick"),
-        "the earliest predicted first token, from the replicas' reports; notice if all late",
+        "the earliest predicted first token where a request is served well; notice if all late",
     ),
 }
 """Every router by name: ours, then those registered in this process, in order."""

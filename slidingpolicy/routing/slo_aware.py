@@ -62,7 +62,7 @@ class SloAware:
         (module docstring)."""
         ordered = replicas(self.name, reports)
         deadline, tokens = request.deadline, request.remaining_prefill
-        due, sent, counts = ledger.arrivals(deadline), ledger.tokens(), ledger.counts()
+        due, sent = ledger.arrivals(deadline), ledger.tokens()
 
         def rank(replica: str) -> tuple[float, int]:
             report = reports[replica]
@@ -77,6 +77,7 @@ class SloAware:
             if late_by > 0.0 and self.notice:
                 return Route(None, no_replica_notice(request, late_by, len(ordered)))
         elif self.pick == "fewest":
+            counts = ledger.counts()
             best = min(well, key=lambda r: (in_flight(reports[r], counts.get(r, 0)), *ranks[r]))
         else:
             best = min(well, key=ranks.__getitem__)

@@ -6,9 +6,11 @@ and decodes that keep their pace (`ReplicaReport.keeps_pace`: a replica whose de
 their TBT SLO prefills at its whole budget, so it looks fast while every request there
 decodes late). With `pick="fewest"`, the one of those with the fewest requests in flight
 instead (the earliest first token the tie-break). Where no replica serves it well, the
-earliest first token anywhere; then, when even that is late and the operator asks for it,
-the request gets an early notice instead, so that its client can go elsewhere at once
-rather than wait for a token that comes late.
+earliest first token among the replicas whose decodes keep pace (anywhere, if none does):
+a late first token there costs that request alone, where the replica that falls behind
+would make it decode late too. When every replica is predicted late and the operator asks
+for it, the request gets an early notice instead, so that its client can go elsewhere at
+once rather than wait for a token that comes late.
 """
 
 from __future__ import annotations
@@ -58,8 +60,8 @@ class SloAware:
         ledger: Ledger,
         now: float,
     ) -> Route:
-        """The replica that serves it well first, or the earliest first token, or a notice
-        (module docstring)."""
+        """The replica that serves it well first, or the earliest first token where decodes
+        keep pace, or a notice (module docstring)."""
         ordered = replicas(self.name, reports)
         deadline, tokens = request.deadline, request.remaining_prefill
         due, sent = ledger.arrivals(deadline), ledger.tokens()
@@ -72,10 +74,11 @@ class SloAware:
         ranks = {replica: rank(replica) for replica in ordered}
         well = [r for r in ordered if ranks[r][0] <= deadline and reports[r].keeps_pace]
         if not well:
-            best = min(ordered, key=ranks.__getitem__)
-            late_by = ranks[best][0] - deadline
+            late_by = min(first for first, _ in ranks.values()) - deadline
             if late_by > 0.0 and self.notice:
                 return Route(None, no_replica_notice(request, late_by, len(ordered)))
+            paced = [r for r in ordered if reports[r].keeps_pace] or ordered
+            best = min(paced, key=ranks.__getitem__)
         elif self.pick == "fewest":
             counts = ledger.counts()
             best = min(well, key=lambda r: (in_flight(reports[r], counts.get(r, 0)), *ranks[r]))

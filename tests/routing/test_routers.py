@@ -4,7 +4,8 @@ same inputs, and each keeps its promise: round robin is fair, power of two sends
 shorter queue of two distinct replicas drawn from its seed, least tokens to the fewest
 tokens, and the SLO-aware router sends a request where it is served well (its first token
 on time, decodes that keep pace) wherever one is: the earliest first token, or the fewest
-requests in flight where asked; with none, the earliest first token."""
+requests in flight where asked; with none, the earliest first token among the replicas
+whose decodes keep pace, or anywhere."""
 
 from __future__ import annotations
 
@@ -155,7 +156,9 @@ def test_the_slo_aware_router_sends_where_a_request_is_served_well_if_anywhere(
         assert route.replica in well
         assert first[route.replica] == min(first[r] for r in well)
     else:
-        assert first[route.replica] == min(first.values())
+        paced = {r for r in chosen if chosen[r].keeps_pace} or set(chosen)
+        assert route.replica in paced
+        assert first[route.replica] == min(first[r] for r in paced)
     if math.isfinite(first[route.replica]):
         assert route.predicted == first[route.replica]
 
@@ -171,6 +174,21 @@ def test_a_replica_whose_decodes_run_late_is_not_chosen_for_its_fast_prefill() -
         assert route.replica == "paced"
     alone = SloAware().route(request, {"late": late}, Ledger(), NOW)
     assert alone.replica == "late"
+
+
+def test_where_no_replica_serves_a_request_well_one_whose_decodes_keep_pace_is_preferred() -> None:
+    # both predict its first token late (a tight TTFT); the late replica's inflated rate
+    # predicts it sooner, but there it would decode late too
+    ahead = NOW + 0.1
+    late = ReplicaReport(NOW, NOW, 20, 8000, 22, 0.1, 8600.0, ((ahead, 8000),), keeps_pace=False)
+    paced = ReplicaReport(NOW, NOW, 4, 3000, 2, 3.0, 2500.0, ((ahead, 3000),))
+    request = Request("r", NOW, 120, 0, 0, 0.2, 0.1)
+    chosen = {"late": late, "paced": paced}
+    for pick in ("earliest", "fewest"):
+        route = SloAware(pick=pick).route(request, chosen, Ledger(), NOW)
+        assert route.replica == "paced"
+    noticed = SloAware(notice=True).route(request, chosen, Ledger(), NOW)
+    assert noticed.replica is None
 
 
 def test_among_replicas_on_time_the_slo_aware_router_evens_the_requests_in_flight() -> None:

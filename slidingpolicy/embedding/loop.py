@@ -162,6 +162,8 @@ class PolicyLoop(Generic[Handle]):
         """Requests cancelled because their client left."""
         self.given_up = 0
         """Requests the policy gave up on (`give_up_after`)."""
+        self.met = 0
+        """Requests met in the snapshots so far (a report's `met`)."""
         self.to_finish: dict[str, str] = {}
         """Requests to finish alone (refused or given up), by id, with the client's notice."""
         self._fallback = fallback
@@ -282,9 +284,9 @@ class PolicyLoop(Generic[Handle]):
         """What this replica tells a router (`slidingpolicy.routing.report_from`): the last
         step's snapshot less the requests the engine no longer holds, made at that snapshot's
         time (its next step at `free_at`, default then), priced by the predictor the policy
-        plans with now within that step's budget; before the first snapshot, an idle
-        replica's, made now. It reads only the last decision, so an engine's own thread may
-        keep stepping meanwhile."""
+        plans with now within that step's budget, with the requests met so far; before the
+        first snapshot, an idle replica's, made now. It reads only the last decision, so an
+        engine's own thread may keep stepping meanwhile."""
         decision = self.decision
         state = decision.state if decision is not None else None
         learned = getattr(self.pstate, "predictor", getattr(self.policy, "predictor", None))
@@ -295,12 +297,14 @@ class PolicyLoop(Generic[Handle]):
         if decision is None or state is None:
             now = self.clock.now()
             start = now if free_at is None else max(free_at, now)
-            return report_from(now, start, [], [], learned, max(self.policy.token_budget, 2))
+            budget = max(self.policy.token_budget, 2)
+            return report_from(now, start, [], [], learned, budget, self.met)
         live = self.view.live
         decoding = [r for r in state.decoding if live(r.id)]
         queued = [r for r in state.prefill_candidates if live(r.id)]
         start = state.now if free_at is None else max(free_at, state.now)
-        return report_from(state.now, start, decoding, queued, learned, max(decision.budget, 2))
+        budget = max(decision.budget, 2)
+        return report_from(state.now, start, decoding, queued, learned, budget, self.met)
 
     def _decide(self, budget: int) -> Decision:
         """Snapshot, plan, check; any failure becomes a fallback with its reason."""
@@ -349,6 +353,7 @@ class PolicyLoop(Generic[Handle]):
                     engine_now = view.clock() if engine_now is None else engine_now
                     arrival = Clock.arrival(now, engine_now - view.stamp(handle))
                     seen = known[rid] = _Known(handle, view.slo(handle, default), arrival)
+                    self.met += 1
                 record = seen.record = view.record(handle, seen.slo, seen.arrival, seen.record)
             except InvalidRecordError as error:
                 self._refuse(rid, error)

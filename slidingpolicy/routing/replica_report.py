@@ -14,7 +14,10 @@ come there, without asking again:
   `tightest_slack`): what the balancing routers read;
 - whether its decodes keep their pace (`keeps_pace`): a replica whose decodes alone overrun
   their TBT SLO runs its prefill at the whole budget (its decodes late already), so its
-  prefill rate is high while every request there, a new one included, decodes late.
+  prefill rate is high while every request there, a new one included, decodes late;
+- how many requests it had met when it made the report, counted from its start (`met`),
+  so that a router can tell a request it sent and the replica has not met yet (on its way)
+  from one the report counts.
 
 The predicted first token of a request of p prompt tokens due at d, routed at `now`, is
 max(now, free_at + A(d) / ρ) + p / ρ, with A(d) the tokens due by d ahead of it and ρ the
@@ -69,6 +72,8 @@ class ReplicaReport:
       `AHEAD_POINTS` points (`merge_points`).
     - `keeps_pace`: its predictor fits a prefill chunk beside its decodes within their
       tightest TBT SLO; False when its decodes alone overrun it (module docstring).
+    - `met`: the requests it had met when the report was made, counted from its start
+      (None: not counted; `Ledger.with_reports` reads it).
     """
 
     made_at: float
@@ -80,6 +85,7 @@ class ReplicaReport:
     prefill_rate: float
     ahead: tuple[tuple[float, int], ...] = attrs.field(default=(), converter=_points)
     keeps_pace: bool = True
+    met: int | None = None
 
     def __attrs_post_init__(self) -> None:
         made = _validate.seconds(RECORD, "made_at", self.made_at)
@@ -94,6 +100,8 @@ class ReplicaReport:
         _validate.non_negative(RECORD, "prefill_rate", self.prefill_rate)
         _check_ahead(self.ahead, queued_tokens)
         _validate.flag(RECORD, "keeps_pace", self.keeps_pace)
+        if self.met is not None:
+            _validate.integer(RECORD, "met", self.met, 0)
 
     def tokens_ahead(self, deadline: float) -> int:
         """The prefill tokens it holds due by `deadline`: what a request due then waits for."""

@@ -45,9 +45,11 @@ def report_from(
     queued: Iterable[Request],
     predictor: LatencyPredictor,
     token_budget: int,
+    met: int | None = None,
 ) -> ReplicaReport:
     """`report_of` from the decoding and the waiting or prefilling requests themselves
-    (what an engine that keeps them apart passes without building a state)."""
+    (what an engine that keeps them apart passes without building a state), with the
+    requests the replica has met so far where it counts them (`ReplicaReport.met`)."""
     waiting = [(r.deadline, r.remaining_prefill) for r in queued]
     live = sorted((d, tokens) for d, tokens in waiting if d > now)
     cumulative: list[tuple[float, int]] = []
@@ -68,6 +70,7 @@ def report_from(
         prefill_rate=rate,
         ahead=merge_points(cumulative),
         keeps_pace=keeps_pace,
+        met=met,
     )
 
 

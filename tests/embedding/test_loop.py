@@ -309,13 +309,17 @@ def test_a_report_is_idle_before_a_snapshot_then_the_last_one_less_the_requests_
     view = Queue({"a": 40, "b": 30})
     loop = _loop(view, Clock(Ticks(0.0, 0.25, 0.25)))
     idle = loop.report()
-    assert (idle.made_at, idle.queued, idle.decoding, idle.ahead) == (0.25, 0, 0, ())
+    assert (idle.made_at, idle.queued, idle.decoding, idle.ahead, idle.met) == (0.25, 0, 0, (), 0)
     assert idle.prefill_rate > 0.0
     loop.decide(64)
     view.gone.add("b")
     report = loop.report()
     assert (report.made_at, report.free_at) == (0.5, 0.5)
     assert (report.queued, report.queued_tokens, report.decoding) == (1, 40, 0)
+    assert report.met == 2
+    view.prompts["c"] = 10
+    loop.decide(64)
+    assert loop.report().met == 3
     assert report.prefill_rate > 0.0
     assert ReplicaReport.from_dict(report.to_dict()) == report
     assert loop.report(free_at=0.75).free_at == 0.75

@@ -25,6 +25,7 @@ import math
 import time
 from typing import Any
 
+import attrs
 from ray.serve._private.request_router.pow_2_router import PowerOfTwoChoicesRequestRouter
 from ray.serve.request_router import PendingRequest, ReplicaID, RunningReplica
 from slidingpolicy import Request, Slo
@@ -130,4 +131,4 @@ class SloAwareRequestRouter(PowerOfTwoChoicesRequestRouter):
         self.read.pop(gone, None)
         kept = tuple(s for s in self.ledger.sent if s.replica != gone)
         if len(kept) != len(self.ledger.sent):
-            self.ledger = Ledger(self.ledger.seed, kept, self.ledger.last, self.ledger.decisions)
+            self.ledger = attrs.evolve(self.ledger, sent=kept)

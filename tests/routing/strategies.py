@@ -35,6 +35,7 @@ def reports(draw: st.DrawFn, now: float = NOW) -> ReplicaReport:
         prefill_rate=draw(st.one_of(st.just(0.0), st.floats(100.0, 20000.0))),
         ahead=tuple(ahead),
         keeps_pace=draw(st.booleans()),
+        met=draw(st.one_of(st.none(), st.integers(0, 10**6))),
     )
 
 

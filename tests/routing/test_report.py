@@ -44,6 +44,8 @@ def test_a_report_travels_as_json_and_back(report: ReplicaReport) -> None:
         ("ahead", ((2.0, 300), (4.0, 1800)), "counts 1800 tokens, more than queued_tokens=900"),
         ("ahead", ((2.0, 0),), "ahead=0 must be >= 1"),
         ("ahead", "many", "must be a tuple of pairs"),
+        ("met", -1, "met=-1 must be >= 0"),
+        ("met", 2.5, "met"),
     ],
 )
 def test_a_bad_report_is_refused_naming_its_field(field: str, value: object, message: str) -> None:

@@ -1,7 +1,7 @@
 """What the embedding loop's refit schedule costs the online learner's accuracy.
 
-Inside an engine, `PolicyLoop` fits each refit on a thread and puts it in force a fixed
-number of observations after it fell due (a warm-up scaling at the next, a full refit
+Inside an engine, `PolicyLoop` folds and fits each refit on a thread and puts it in force a
+fixed number of observations after it fell due (a warm-up scaling at the next, a full refit
 `REFIT_LAG` later, one at a time); the offline engine refits inline (`learner.observe`).
 Both learn from the same stream of batches, drawn as a loaded engine runs them (0–64
 decodes beside 0–2 prefill chunks of 2–2,048 tokens), timed by a machine of another shape
@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 
-import attrs
 import numpy as np
 
 from slidingpolicy.embedding.refits import REFIT_LAG
@@ -44,9 +43,8 @@ def learn(
     rng = np.random.default_rng(seed)
     learner = learning.start(prior, config)
     errors, over, seen = [], [], []
-    fitting: LatencyPredictor | None = None
-    queued: learning.Learner | None = None
-    in_force_at = 0
+    fitting: learning.Refit | None = None
+    asked, in_force_at = False, 0
     for observation in range(1, batches + 1):
         x, scenario = draw_batch(rng)
         latency = truth.predict_features(x, scenario) * float(np.exp(0.15 * rng.normal()))
@@ -59,12 +57,14 @@ def learn(
             learner = learning.observe(learner, config, x, scenario, latency)
             continue
         if fitting is not None and observation >= in_force_at:
-            learner, fitting = attrs.evolve(learner, predictor=fitting), None
+            learner, fitting = learning.installed(learner, fitting), None
         learner, due = learning.observe_deferring(learner, config, x, scenario, latency)
-        queued = learner if due else queued
-        if fitting is None and queued is not None:
-            lag = 1 if learning.warming_up(queued, config) else REFIT_LAG
-            fitting, in_force_at, queued = learning.fitted(queued, config), observation + lag, None
+        asked = asked or due
+        if fitting is None and asked:
+            learner = learning.hand_over(learner)
+            lag = 1 if learning.warming_up(learner, config) else REFIT_LAG
+            fitting, asked = learning.refitted(learner, config), False
+            in_force_at = observation + lag
     error, miss, priced = np.array(errors), np.array(over), np.array(seen)
     phases = [(priced >= low) & (priced < high) for low, high in PHASES]
     return [(float(np.median(error[p])), float(miss[p].mean())) for p in phases]

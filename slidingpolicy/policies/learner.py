@@ -7,6 +7,10 @@ Pure functions over a `Learner` record that the policy state carries (no clock, 
   the sufficient statistics (`fit.PredictorStats.fold`) when a refit is due, or when
   `FOLD_ROWS` of them wait, so that an observation costs O(batch); each row weighs 1/T̂²
   (least squares on relative errors, `_fold`);
+- beside an engine, a refit runs aside in three steps: the rows pending when it fell due
+  are handed over (`hand_over`), folded and fitted off the engine's path (`refitted`), and
+  put in force with the rows that came since still pending (`installed`): the same
+  statistics and predictor as the refit run at once (`refit`);
 - a refit is due at every observation *with prefill work* (a priced batch) up to the
   `warmup`-th, then at every `refit_every`-th; decode-only iterations never trigger one
   (their plan does not depend on the predictor), so a closed-form decode run costs one
@@ -124,6 +128,10 @@ class Rows:
         """No rows of `width` features."""
         return cls(np.zeros((0, width)), np.zeros(0, dtype=np.int64), np.zeros(0))
 
+    def after(self, count: int) -> Rows:
+        """The rows after the first `count`."""
+        return Rows(self.features[count:], self.scenarios[count:], self.latencies[count:])
+
     def then(self, rows: Rows) -> Rows:
         """These rows, then `rows`."""
         return Rows(
@@ -137,7 +145,8 @@ class Rows:
 class Learner:
     """What the learner knows: the offline `prior`, the `predictor` in force (its margin
     included), the folded statistics, the window of priced batches, the rows not yet folded,
-    the priced batches seen, and those since the last refit."""
+    the priced batches seen, those since the last refit, and how many of the pending rows
+    a refit not yet in force was handed (`hand_over`: none of those is folded here)."""
 
     prior: LatencyPredictor
     predictor: LatencyPredictor
@@ -146,6 +155,7 @@ class Learner:
     pending: Rows
     priced: int = 0
     since_refit: int = 0
+    handed: int = 0
 
     @property
     def pending_rows(self) -> int:
@@ -176,13 +186,56 @@ def observe(
 def observe_deferring(
     learner: Learner, config: OnlineConfig, features: FloatArray, scenario: int, latency: float
 ) -> tuple[Learner, bool]:
-    """`observe`, but the refit it would run is left to the caller: the learner comes back
-    with its rows folded, as that refit folds them, and True; the caller puts
-    `fitted(learner, config)` in force when it has it (`Online.install`)."""
+    """`observe`, but the refit it would run is left to the caller (True when one is due):
+    it hands the learner over (`hand_over`), refits it aside (`refitted`) and puts the
+    refit in force (`installed`)."""
     learner, due = _observed(learner, config, features, scenario, latency)
-    if not due:
-        return learner, False
-    return attrs.evolve(_fold(learner, config), since_refit=0), True
+    return (attrs.evolve(learner, since_refit=0), True) if due else (learner, False)
+
+
+@attrs.frozen(slots=True)
+class Refit:
+    """A refit done aside (`refitted`): the statistics and window with the `rows` handed
+    over folded in, and the predictor fitted on them."""
+
+    stats: PredictorStats
+    window: BatchWindow
+    predictor: LatencyPredictor
+    rows: int
+
+
+def hand_over(learner: Learner) -> Learner:
+    """The learner with its pending rows handed to a refit (`refitted` of the learner
+    returned); none of them is folded until that refit is `installed`."""
+    if learner.handed:
+        raise InvalidRecordError(
+            "learner", "handed", f"={learner.handed}: a refit is out already; install it first"
+        )
+    return attrs.evolve(learner, handed=learner.pending_rows)
+
+
+def refitted(learner: Learner, config: OnlineConfig) -> Refit:
+    """The refit of a learner handed over: its handed rows folded (`_fold`, weighed by the
+    predictor they were observed under) and `fitted` on them. Off the engine's path."""
+    folded = _fold(learner, config)
+    return Refit(folded.stats, folded.window, fitted(folded, config), learner.handed)
+
+
+def installed(learner: Learner, refit: Refit) -> Learner:
+    """`learner` with `refit` in force: its statistics, window and predictor, and the rows
+    observed since it was handed over still pending."""
+    if refit.rows != learner.handed:
+        raise InvalidRecordError(
+            "refit", "rows", f"={refit.rows}, but the learner handed over {learner.handed}"
+        )
+    return attrs.evolve(
+        learner,
+        predictor=refit.predictor,
+        stats=refit.stats,
+        window=refit.window,
+        pending=learner.pending.after(refit.rows),
+        handed=0,
+    )
 
 
 def _observed(
@@ -191,13 +244,12 @@ def _observed(
     """The observation pending (folded when `FOLD_ROWS` wait), and whether a refit is due."""
     rows = Rows(features.reshape(1, -1), np.array([scenario]), np.array([latency]))
     learner = _pend(learner, rows)
-    if scenario == DECODE:
-        return (_fold(learner, config) if learner.pending_rows >= FOLD_ROWS else learner), False
-    priced, since = learner.priced + 1, learner.since_refit + 1
-    learner = attrs.evolve(learner, priced=priced, since_refit=since)
-    if priced <= config.warmup or since >= config.refit_every:
-        return learner, True
-    return (_fold(learner, config) if learner.pending_rows >= FOLD_ROWS else learner), False
+    if scenario != DECODE:
+        priced, since = learner.priced + 1, learner.since_refit + 1
+        learner = attrs.evolve(learner, priced=priced, since_refit=since)
+        if priced <= config.warmup or since >= config.refit_every:
+            return learner, True
+    return _fold_if_full(learner, config), False
 
 
 def observe_decodes(
@@ -217,7 +269,9 @@ def observe_decodes(
         features[:, 7] = tile_count(count, learner.prior.tile)
     scenarios = np.full(steps, DECODE, dtype=np.int64)
     measured = np.asarray(latencies, dtype=np.float64)
-    done = 0
+    if learner.handed:
+        return _pend(learner, Rows(features, scenarios, measured))
+    learner, done = _fold_if_full(learner, config), 0
     while done < steps:
         take = min(steps - done, FOLD_ROWS - learner.pending_rows)
         part = slice(done, done + take)
@@ -229,9 +283,10 @@ def observe_decodes(
 
 
 def refit(learner: Learner, config: OnlineConfig) -> Learner:
-    """Fold what is pending, and put the predictor fitted on it in force (`fitted`)."""
-    learner = _fold(learner, config)
-    return attrs.evolve(learner, predictor=fitted(learner, config), since_refit=0)
+    """Fold what is pending, and put the predictor fitted on it in force: the three steps
+    of a refit aside (`hand_over`, `refitted`, `installed`) run at once."""
+    handed = hand_over(learner)
+    return attrs.evolve(installed(handed, refitted(handed, config)), since_refit=0)
 
 
 def fitted(learner: Learner, config: OnlineConfig) -> LatencyPredictor:
@@ -260,6 +315,13 @@ def warming_up(learner: Learner, config: OnlineConfig) -> bool:
 
 def _pend(learner: Learner, rows: Rows) -> Learner:
     return attrs.evolve(learner, pending=learner.pending.then(rows))
+
+
+def _fold_if_full(learner: Learner, config: OnlineConfig) -> Learner:
+    """Folded when `FOLD_ROWS` rows wait and none is handed over (`hand_over`)."""
+    if learner.pending_rows < FOLD_ROWS or learner.handed:
+        return learner
+    return _fold(learner, config)
 
 
 def _fold(learner: Learner, config: OnlineConfig) -> Learner:

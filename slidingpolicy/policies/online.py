@@ -110,16 +110,23 @@ class Online(Generic[S]):
 
     def observe_deferring(
         self, pstate: OnlineState[S], state: SchedulerState, plan: BatchPlan, latency: float
-    ) -> tuple[OnlineState[S], Learner | None]:
-        """`observe`, but a refit it would run is left to the caller, which fits the
-        learner returned (`learner.fitted`, off an engine's step) and puts the predictor in
-        force with `install`; None when no refit is left to do."""
+    ) -> tuple[OnlineState[S], bool]:
+        """`observe`, but a refit it would run is left to the caller (True when one is
+        due), which hands the learner over (`hand_over`), refits it off an engine's step
+        (`learner.refitted`) and puts the refit in force with `install`."""
         return self._observe(pstate, state, plan, latency, defer=True)
 
-    def install(self, pstate: OnlineState[S], predictor: LatencyPredictor) -> OnlineState[S]:
-        """`pstate` planning with `predictor`, a refit's (`observe_deferring`)."""
+    def hand_over(self, pstate: OnlineState[S]) -> tuple[OnlineState[S], Learner]:
+        """`pstate` with its learner's pending rows handed to a refit, and the learner to
+        refit (`learner.hand_over`)."""
         self._own(pstate)
-        learner = attrs.evolve(pstate.learner, predictor=predictor)
+        learner = learning.hand_over(pstate.learner)
+        return attrs.evolve(pstate, learner=learner), learner
+
+    def install(self, pstate: OnlineState[S], refit: learning.Refit) -> OnlineState[S]:
+        """`pstate` planning with a refit done aside (`learner.installed`)."""
+        self._own(pstate)
+        learner = learning.installed(pstate.learner, refit)
         return OnlineState(self._over(learner), pstate.inner, learner)
 
     def _observe(
@@ -129,11 +136,11 @@ class Online(Generic[S]):
         plan: BatchPlan,
         latency: float,
         defer: bool,
-    ) -> tuple[OnlineState[S], Learner | None]:
+    ) -> tuple[OnlineState[S], bool]:
         self._own(pstate)
         inner = pstate.policy.observe(pstate.inner, state, plan, latency)
         if not plan.allocations:
-            return (pstate if inner is pstate.inner else attrs.evolve(pstate, inner=inner)), None
+            return (pstate if inner is pstate.inner else attrs.evolve(pstate, inner=inner)), False
         chunks = np.array([a.tokens for a in plan.allocations], dtype=np.int64)
         contexts = np.array(
             [_context(state, a.request_id) for a in plan.allocations], dtype=np.int64
@@ -141,9 +148,9 @@ class Online(Generic[S]):
         x, scenario = batch_features(chunks, contexts, self.inner.predictor.tile)
         if not defer:
             learner = learning.observe(pstate.learner, self.config, x, scenario, latency)
-            return self._after(pstate, inner, learner), None
+            return self._after(pstate, inner, learner), False
         learner, due = learning.observe_deferring(pstate.learner, self.config, x, scenario, latency)
-        return self._after(pstate, inner, learner), (learner if due else None)
+        return self._after(pstate, inner, learner), due
 
     def observe_decodes(
         self, pstate: OnlineState[S], decodes: Sequence[Request], latencies: Sequence[float]

@@ -225,34 +225,40 @@ def _learning_run(monkeypatch: pytest.MonkeyPatch, fit_delay: float = 0.0) -> di
     from slidingpolicy.testing.fake_engine import FakeEngine
 
     engine = FakeEngine({"policy": "slidingserve+[warmup=4,refit_every=4]"})
-    seen: dict[str, Any] = {"due": [], "fits": [], "installed": [], "plans": []}
-    real_fitted, real_deferring = learning.fitted, Online.observe_deferring
-    real_install = Online.install
+    seen: dict[str, Any] = {"due": [], "handed": [], "fits": [], "installed": [], "plans": []}
+    real_refitted, real_deferring = learning.refitted, Online.observe_deferring
+    real_hand_over, real_install = Online.hand_over, Online.install
 
     def observations() -> int:
         refits = engine.loop._refits
         assert refits is not None
         return refits.observations
 
-    def fitted(learner: Any, config: Any) -> Any:
+    def refitted(learner: Any, config: Any) -> Any:
         time.sleep(fit_delay)
-        predictor = real_fitted(learner, config)
-        seen["fits"].append((threading.current_thread().name, predictor))
-        return predictor
+        refit = real_refitted(learner, config)
+        seen["fits"].append((threading.current_thread().name, refit.predictor))
+        return refit
 
     def deferring(self: Any, *args: Any) -> Any:
         pstate, due = real_deferring(self, *args)
-        if due is not None:
-            seen["due"].append((observations(), due.priced))
+        if due:
+            seen["due"].append(observations())
         return pstate, due
 
-    def install(self: Any, pstate: Any, predictor: Any) -> Any:
-        seen["installed"].append((observations(), predictor))
-        return real_install(self, pstate, predictor)
+    def hand_over(self: Any, pstate: Any) -> Any:
+        pstate, handed = real_hand_over(self, pstate)
+        seen["handed"].append((observations(), handed.priced))
+        return pstate, handed
+
+    def install(self: Any, pstate: Any, refit: Any) -> Any:
+        seen["installed"].append((observations(), refit.predictor))
+        return real_install(self, pstate, refit)
 
     with monkeypatch.context() as patched:
-        patched.setattr(refits_module, "fitted", fitted)
+        patched.setattr(refits_module, "refitted", refitted)
         patched.setattr(Online, "observe_deferring", deferring)
+        patched.setattr(Online, "hand_over", hand_over)
         patched.setattr(Online, "install", install)
         for i in range(40):
             engine.add(f"r{i}", 300 + 50 * (i % 7), 6)
@@ -269,28 +275,29 @@ def _learning_run(monkeypatch: pytest.MonkeyPatch, fit_delay: float = 0.0) -> di
 def test_refits_run_aside_and_are_in_force_a_fixed_lag_after_they_were_asked_for(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """Every refit is fitted on the refit thread and put in force a fixed number of
-    observations after it was asked for (the warm-up's at the next, a full one `REFIT_LAG`
-    later): asked for when it fell due, or, if one was being fitted then, when that one was
-    put in force."""
+    """Every refit is folded and fitted on the refit thread and put in force a fixed number
+    of observations after it was handed over (the warm-up's at the next, a full one
+    `REFIT_LAG` later): handed over when it fell due, or, if one was out then, when that
+    one was put in force."""
     from slidingpolicy.embedding.refits import REFIT_LAG
 
     seen = _learning_run(monkeypatch)
-    due, fits, installed = seen["due"], seen["fits"], seen["installed"]
+    due, handed, fits, installed = seen["due"], seen["handed"], seen["fits"], seen["installed"]
     assert len(installed) >= 3
     assert {name for name, _ in fits} == {"slidingpolicy-refit_0"}
     warmup = 4
-    priced_at = dict(due)
-    asked: list[tuple[int, int]] = []
-    queued: int | None = None
-    for at in range(1, max(priced_at) + 1):
-        in_force = not asked or at >= sum(asked[-1])
-        queued = priced_at.get(at, queued)
-        if queued is not None and in_force:
-            asked.append((at, 1 if queued < warmup else REFIT_LAG))
-            queued = None
-    expected = [sum(a) for a in asked][: len(installed)]
-    assert [at for at, _ in installed] == expected
+    expected: list[int] = []
+    in_force_at, asked = 0, False
+    for at in range(1, max(due) + 1):
+        out = bool(expected) and at < in_force_at
+        asked = asked or at in due
+        if asked and not out:
+            expected.append(at)
+            priced = dict(handed)[at]
+            in_force_at, asked = at + (1 if priced < warmup else REFIT_LAG), False
+    assert [at for at, _ in handed][: len(expected)] == expected
+    lags = [at + (1 if priced < warmup else REFIT_LAG) for at, priced in handed]
+    assert [at for at, _ in installed] == lags[: len(installed)]
     assert [p for _, p in installed] == [p for _, p in fits][: len(installed)]
 
 

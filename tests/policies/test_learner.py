@@ -246,32 +246,3 @@ def test_the_log_normal_margin_is_the_quantile_of_the_fitted_log_normal(
     ratios = np.exp(sigma * np.random.default_rng(seed).normal(size=4000))
     expected = 3.0902323061678132 * sigma
     assert np.log(log_normal_margin(ratios, 0.999)) == pytest.approx(expected, rel=0.1)
-
-
-@given(st.integers(0, 2**16), st.integers(1, 8), st.integers(0, 12))
-@settings(max_examples=12, deadline=None)
-def test_a_deferred_refit_installed_at_once_is_the_refit(
-    seed: int, refit_every: int, warmup: int
-) -> None:
-    """`observe_deferring` then `fitted` put in force at once is `observe`, bit for bit: the
-    refit split in two (folded now, fitted aside) computes the same predictor."""
-    config = OnlineConfig(refit_every=refit_every, warmup=warmup)
-    rng = np.random.default_rng(seed)
-    truth = PRIOR.scaled(1.7)
-    now = aside = learning.start(PRIOR, config)
-    deferred = 0
-    for _ in range(3 * warmup + 4 * refit_every + 10):
-        x, scenario = draw_batch(rng)
-        latency = truth.predict_features(x, scenario) * float(np.exp(0.1 * rng.normal()))
-        now = learning.observe(now, config, x, scenario, latency)
-        aside, due = learning.observe_deferring(aside, config, x, scenario, latency)
-        if due:
-            deferred += 1
-            aside = attrs.evolve(aside, predictor=learning.fitted(aside, config))
-        assert aside.predictor == now.predictor
-        assert (aside.priced, aside.since_refit) == (now.priced, now.since_refit)
-        for field in ("gram", "moment", "count"):
-            assert np.array_equal(getattr(aside.stats, field), getattr(now.stats, field))
-        assert np.array_equal(aside.pending.latencies, now.pending.latencies)
-        assert aside.window.size == now.window.size
-    assert deferred > 0

@@ -6,9 +6,12 @@ and decodes that keep their pace (`ReplicaReport.keeps_pace`: a replica whose de
 their TBT SLO prefills at its whole budget, so it looks fast while every request there
 decodes late). With `pick="fewest"`, the one of those with the fewest requests in flight
 instead (the earliest first token the tie-break). Where no replica serves it well, the
-earliest first token among the replicas whose decodes keep pace (anywhere, if none does):
-a late first token there costs that request alone, where the replica that falls behind
-would make it decode late too. When every replica is predicted late and the operator asks
+earliest first token among the replicas whose decodes keep pace: a late first token there
+costs that request alone, where the replica that falls behind would make it decode late
+too. Where no replica's decodes keep pace, the one with the fewest requests in flight: each
+prefills at its whole budget, so the rates its report gives say how fast its predictor
+thinks it prefills, not how late its decodes run, and every request sent there adds a
+decode that makes them later. When every replica is predicted late and the operator asks
 for it, the request gets an early notice instead, so that its client can go elsewhere at
 once rather than wait for a token that comes late.
 """
@@ -61,7 +64,7 @@ class SloAware:
         now: float,
     ) -> Route:
         """The replica that serves it well first, or the earliest first token where decodes
-        keep pace, or a notice (module docstring)."""
+        keep pace, or the fewest in flight, or a notice (module docstring)."""
         ordered = replicas(self.name, reports)
         deadline, tokens = request.deadline, request.remaining_prefill
         due, sent = ledger.arrivals(deadline), ledger.tokens()
@@ -71,17 +74,20 @@ class SloAware:
             first = report.first_token(tokens, deadline, now, due.get(replica, ()))
             return first, report.queued_tokens + sent.get(replica, 0)
 
+        def fewest(among: list[str]) -> str:
+            counts = ledger.counts()
+            return min(among, key=lambda r: (in_flight(reports[r], counts.get(r, 0)), *ranks[r]))
+
         ranks = {replica: rank(replica) for replica in ordered}
-        well = [r for r in ordered if ranks[r][0] <= deadline and reports[r].keeps_pace]
+        paced = [r for r in ordered if reports[r].keeps_pace]
+        well = [r for r in paced if ranks[r][0] <= deadline]
         if not well:
             late_by = min(first for first, _ in ranks.values()) - deadline
             if late_by > 0.0 and self.notice:
                 return Route(None, no_replica_notice(request, late_by, len(ordered)))
-            paced = [r for r in ordered if reports[r].keeps_pace] or ordered
-            best = min(paced, key=ranks.__getitem__)
+            best = min(paced, key=ranks.__getitem__) if paced else fewest(ordered)
         elif self.pick == "fewest":
-            counts = ledger.counts()
-            best = min(well, key=lambda r: (in_flight(reports[r], counts.get(r, 0)), *ranks[r]))
+            best = fewest(well)
         else:
             best = min(well, key=ranks.__getitem__)
         predicted = ranks[best][0]

@@ -5,7 +5,7 @@ shorter queue of two distinct replicas drawn from its seed, least tokens to the 
 tokens, and the SLO-aware router sends a request where it is served well (its first token
 on time, decodes that keep pace) wherever one is: the earliest first token, or the fewest
 requests in flight where asked; with none, the earliest first token among the replicas
-whose decodes keep pace, or anywhere."""
+whose decodes keep pace, or, where no replica's do, the fewest requests in flight."""
 
 from __future__ import annotations
 
@@ -155,10 +155,14 @@ def test_the_slo_aware_router_sends_where_a_request_is_served_well_if_anywhere(
     elif well:
         assert route.replica in well
         assert first[route.replica] == min(first[r] for r in well)
-    else:
-        paced = {r for r in chosen if chosen[r].keeps_pace} or set(chosen)
+    elif paced := {r for r in chosen if chosen[r].keeps_pace}:
         assert route.replica in paced
         assert first[route.replica] == min(first[r] for r in paced)
+    else:
+        queue = {r: in_flight(chosen[r], counts.get(r, 0)) for r in chosen}
+        assert queue[route.replica] == min(queue.values())
+        fewest = {r for r in chosen if queue[r] == queue[route.replica]}
+        assert first[route.replica] == min(first[r] for r in fewest)
     if math.isfinite(first[route.replica]):
         assert route.predicted == first[route.replica]
 
@@ -189,6 +193,21 @@ def test_where_no_replica_serves_a_request_well_one_whose_decodes_keep_pace_is_p
         assert route.replica == "paced"
     noticed = SloAware(notice=True).route(request, chosen, Ledger(), NOW)
     assert noticed.replica is None
+
+
+def test_where_no_replica_s_decodes_keep_pace_the_fewest_in_flight_is_chosen() -> None:
+    """It failed before: the earliest first token was chosen, which the faster of two
+    predictors, each learned by its own replica, gives (what two Ray replicas of one CPU
+    reported at the knee, both prefilling at their whole budget: rates 8,085 and 4,746
+    tokens/s)."""
+    ahead = NOW + 2.0
+    busy = ReplicaReport(NOW, NOW, 13, 4211, 22, 0.16, 8085.0, ((ahead, 700),), False)
+    lighter = ReplicaReport(NOW, NOW, 1, 202, 24, 0.11, 4746.0, ((ahead, 202),), False)
+    request = Request("r", NOW, 520, 0, 0, 3.0, 0.1)
+    for pick in ("earliest", "fewest"):
+        chosen = {"busy": busy, "lighter": lighter}
+        route = SloAware(pick=pick).route(request, chosen, Ledger(), NOW)
+        assert route.replica == "lighter"
 
 
 def test_among_replicas_on_time_the_slo_aware_router_evens_the_requests_in_flight() -> None:
